@@ -1,0 +1,125 @@
+/**
+ * Containment of file changes: every path must resolve inside the session's worktree (or a
+ * policy allow-root), through `..` and symlinks, and must not touch the folders that control
+ * git or the agent (`.git` and the gitdir a `.git` pointer file names, `.codex`, `.agents`).
+ */
+import { lstatSync, readFileSync, readlinkSync, realpathSync } from "node:fs";
+import { basename, dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
+
+/** Folder names protected anywhere inside a worktree. */
+export const PROTECTED_NAMES: readonly string[] = [".git", ".codex", ".agents"];
+
+export type PathVerdict =
+  | { ok: true; path: string; root: string; relative: string; inWorktree: boolean }
+  | { ok: false; ruleId: string; reason: string };
+
+/**
+ * The real location a path would be written at: symlinks resolved through the deepest existing
+ * ancestor, since the file itself may not exist yet. A dangling symlink is followed to where it
+ * points.
+ */
+export function realLocation(path: string, depth = 0): string {
+  const absolute = resolve(path);
+  if (depth > 40) return absolute;
+  try {
+    return realpathSync(absolute);
+  } catch {
+    // Missing, or a dangling symlink: find out which.
+  }
+  try {
+    if (lstatSync(absolute).isSymbolicLink()) {
+      return realLocation(resolve(dirname(absolute), readlinkSync(absolute)), depth + 1);
+    }
+  } catch {
+    // Does not exist: resolve the parent and append the name.
+  }
+  const parent = dirname(absolute);
+  if (parent === absolute) return absolute;
+  return join(realLocation(parent, depth + 1), basename(absolute));
+}
+
+/** Is `path` equal to or below `root`? Lexical on resolved paths: `/wt-evil` is not in `/wt`. */
+export function isInside(root: string, path: string): boolean {
+  const rel = relative(root, path);
+  return rel === "" || (rel !== ".." && !rel.startsWith(`..${sep}`) && !isAbsolute(rel));
+}
+
+/** Where the worktree's git data lives when `.git` is a pointer file (worktrees, submodules). */
+function pointedGitDirs(realWorktree: string): string[] {
+  const dotGit = join(realWorktree, ".git");
+  let text: string;
+  try {
+    if (!lstatSync(dotGit).isFile()) return [];
+    text = readFileSync(dotGit, "utf8");
+  } catch {
+    return [];
+  }
+  const match = /^gitdir:\s*(.+?)\s*$/m.exec(text);
+  if (match === null) return [];
+  const gitDir = realLocation(resolve(realWorktree, match[1]));
+  const dirs = [gitDir];
+  try {
+    // A linked worktree's gitdir names the shared repository (hooks live there) in `commondir`.
+    const common = readFileSync(join(gitDir, "commondir"), "utf8").trim();
+    if (common !== "") dirs.push(realLocation(resolve(gitDir, common)));
+  } catch {
+    // Not a linked worktree.
+  }
+  return dirs;
+}
+
+export interface Containment {
+  worktree: string;
+  allowRoots: readonly string[];
+  /** Globs relative to the root the path lies in. */
+  denied: (relativePath: string) => boolean;
+}
+
+/** Judges each path; the first failure wins. */
+export function checkPaths(paths: readonly string[], c: Containment): PathVerdict[] {
+  const worktree = realLocation(c.worktree);
+  const roots = [worktree, ...c.allowRoots.map((r) => realLocation(r))];
+  const gitDirs = pointedGitDirs(worktree);
+  return paths.map((p) => checkPath(p, worktree, roots, gitDirs, c.denied));
+}
+
+function checkPath(
+  path: string,
+  worktree: string,
+  roots: string[],
+  gitDirs: string[],
+  denied: (relativePath: string) => boolean,
+): PathVerdict {
+  // Relative paths are taken relative to the worktree, never to the process's cwd.
+  const real = realLocation(isAbsolute(path) ? path : resolve(worktree, path));
+  const root = roots.find((r) => isInside(r, real));
+  if (root === undefined) {
+    return {
+      ok: false,
+      ruleId: "builtin.files.outside-worktree",
+      reason: `${path} resolves to ${real}, outside the worktree ${worktree}`,
+    };
+  }
+  const gitDir = gitDirs.find((g) => isInside(g, real));
+  if (gitDir !== undefined) {
+    return {
+      ok: false,
+      ruleId: "builtin.files.protected",
+      reason: `${path} lies in the git directory ${gitDir}, which is protected`,
+    };
+  }
+  const rel = relative(root, real);
+  const segments = rel.split(sep);
+  const protectedName = segments.find((s) => PROTECTED_NAMES.includes(s));
+  if (protectedName !== undefined) {
+    return {
+      ok: false,
+      ruleId: "builtin.files.protected",
+      reason: `${path} touches ${protectedName}, which is protected`,
+    };
+  }
+  if (rel !== "" && denied(rel.split(sep).join("/"))) {
+    return { ok: false, ruleId: "files.deny", reason: `${path} matches files.deny` };
+  }
+  return { ok: true, path: real, root, relative: rel, inWorktree: root === worktree };
+}

@@ -1,0 +1,261 @@
+/**
+ * The wire shapes of codexd's HTTP API: one zod schema per shape, used by the routes to
+ * validate, by `/v1/openapi.json` to document, and by the client to check what it receives.
+ */
+import { isAbsolute } from "node:path";
+import { z } from "@hono/zod-openapi";
+import { Spec } from "../provider/spec.ts";
+
+export { Spec };
+
+export const ErrorDetail = z.object({
+  /** Dotted path of the offending field (`cwd`, `permissionConfig.allowPatterns.0`); "" for the body. */
+  path: z.string(),
+  message: z.string(),
+}).openapi("ErrorDetail");
+export type ErrorDetail = z.infer<typeof ErrorDetail>;
+
+export const ErrorBody = z.object({
+  error: z.object({
+    code: z.string(),
+    message: z.string(),
+    details: z.unknown().optional(),
+  }),
+}).openapi("Error");
+export type ErrorBody = z.infer<typeof ErrorBody>;
+
+export const SessionId = z.string().min(1).max(200).regex(
+  /^[A-Za-z0-9._:-]+$/,
+  "is not a session id",
+);
+export const SessionParams = z.object({
+  id: SessionId.openapi({ param: { name: "id", in: "path" } }),
+});
+export const ApprovalParams = SessionParams.extend({
+  requestId: z.string().min(1).max(200).openapi({ param: { name: "requestId", in: "path" } }),
+});
+
+export const HealthStatus = z.enum(["ok", "degraded", "starting", "stopping"]);
+export const Health = z.object({
+  status: HealthStatus,
+  /** codexd's own version. */
+  version: z.string(),
+  codex: z.object({
+    version: z.string().nullable(),
+    pid: z.number().int().nullable(),
+    /** The child's life-cycle state (`running`, `starting`, `restarting`, `stopped`, ...). */
+    state: z.string(),
+    restarts: z.number().int().nonnegative().optional(),
+  }),
+  /** Protocol drift and other reasons for `degraded`. */
+  problems: z.array(z.string()).default([]),
+  /** The last lines codex wrote to stderr (redacted), when degraded. */
+  stderr: z.array(z.string()).default([]),
+  uptimeSeconds: z.number().nonnegative().optional(),
+}).openapi("Health");
+export type Health = z.input<typeof Health>;
+
+export const CapabilitiesBody = z.object({
+  supportsMessageInjection: z.boolean(),
+  supportsSessionResume: z.boolean(),
+  supportsToolPlugins: z.boolean(),
+  needsBaseInstructions: z.boolean(),
+  needsPermissionConfig: z.boolean(),
+  supportsCodeIntelligenceEnforcement: z.boolean(),
+  emitsSubagentEvents: z.boolean(),
+  supportsReasoningEffort: z.boolean(),
+  toolPermissionFormat: z.literal("codex"),
+}).openapi("Capabilities");
+
+export const SpawnResult = z.object({
+  sessionId: z.string(),
+  threadId: z.string(),
+  /** Spec fields the provider accepted but does not act on. */
+  ignoredFields: z.array(z.string()),
+}).openapi("SpawnResult");
+export type SpawnResult = z.infer<typeof SpawnResult>;
+
+export const UsageTotals = z.object({
+  inputTokens: z.number(),
+  cachedInputTokens: z.number(),
+  outputTokens: z.number(),
+  reasoningTokens: z.number(),
+}).openapi("Usage");
+
+export const SessionStatus = z.enum(["running", "idle", "stopped", "failed", "interrupted"]);
+export type SessionStatus = z.infer<typeof SessionStatus>;
+
+/** One session as listed. No `env`: the spec's environment values are secrets. */
+export const SessionInfo = z.object({
+  sessionId: z.string(),
+  threadId: z.string(),
+  status: SessionStatus,
+  policy: z.string(),
+  permissionMode: z.string(),
+  cwd: z.string(),
+  model: z.string().nullable().optional(),
+  createdAt: z.string(),
+  lastEventAt: z.string().nullable(),
+  /** The running turn, if any. */
+  currentTurn: z.object({ turnId: z.string().nullable(), startedAt: z.string() }).nullable(),
+  queuedTurns: z.number().int().nonnegative(),
+  usage: UsageTotals,
+  /** The names (never the values) of the spec's extra environment variables. */
+  envKeys: z.array(z.string()).default([]),
+  metadata: z.record(z.string(), z.unknown()).optional(),
+  /** Why the session failed, when `status` is `failed`. */
+  failure: z.string().optional(),
+}).openapi("Session");
+export type SessionInfo = z.input<typeof SessionInfo>;
+
+export const SessionList = z.object({ sessions: z.array(SessionInfo) }).openapi("SessionList");
+
+export const TurnRequest = z.strictObject({ prompt: z.string().min(1).max(1_000_000) })
+  .openapi("TurnRequest");
+export const SendResult = z.object({ turnId: z.string().optional(), queued: z.boolean() })
+  .openapi("SendResult");
+export type SendResult = z.infer<typeof SendResult>;
+
+export const InjectRequest = z.strictObject({ text: z.string().min(1).max(1_000_000) })
+  .openapi("InjectRequest");
+export const InjectResult = z.object({
+  deliveredAs: z.enum(["steer", "nextTurn"]),
+  turnId: z.string().optional(),
+}).openapi("InjectResult");
+export type InjectResult = z.infer<typeof InjectResult>;
+
+export const Accepted = z.object({ sessionId: z.string(), status: z.string() }).openapi("Accepted");
+
+/** A journaled event: the provider's event plus its sequence number. */
+export const StoredEvent = z.looseObject({
+  seq: z.number().int().positive(),
+  type: z.string(),
+  sessionId: z.string(),
+  ts: z.string(),
+  turnId: z.string().optional(),
+}).openapi("Event");
+export type StoredEvent = z.infer<typeof StoredEvent>;
+
+const NonNegativeInt = z.coerce.number().int().nonnegative();
+export const EventsQuery = z.object({
+  after: NonNegativeInt.max(Number.MAX_SAFE_INTEGER).optional().openapi({
+    description: "Return only events with a larger seq (a Last-Event-ID header wins over it).",
+  }),
+  format: z.enum(["sse", "json"]).default("sse"),
+  limit: z.coerce.number().int().min(1).max(10_000).default(1000).openapi({
+    description: "Only with format=json.",
+  }),
+});
+/** EventSource sends the last seen `id:` back on reconnect; it wins over `?after`. */
+export const EventsHeaders = z.object({
+  "last-event-id": z.string().regex(/^\s*\d{0,15}\s*$/, "must be a sequence number").optional()
+    .openapi({ param: { name: "last-event-id", in: "header" } }),
+});
+export const EventList = z.array(StoredEvent).openapi("EventList");
+
+export const ApprovalDecisionRecord = z.looseObject({
+  requestId: z.string(),
+  kind: z.string(),
+  decision: z.enum(["allow", "deny"]),
+  source: z.string(),
+  reason: z.string(),
+  ruleId: z.string().optional(),
+  command: z.string().optional(),
+  paths: z.array(z.string()).optional(),
+  ts: z.string().optional(),
+}).openapi("ApprovalDecision");
+
+export const PendingApproval = z.object({
+  requestId: z.string(),
+  sessionId: z.string(),
+  policy: z.string(),
+  request: z.object({
+    kind: z.string(),
+    command: z.string().optional(),
+    paths: z.array(z.string()).optional(),
+    server: z.string().optional(),
+    tool: z.string().optional(),
+  }),
+  ruleId: z.string().optional(),
+  reason: z.string(),
+  since: z.string(),
+  deadline: z.string(),
+}).openapi("PendingApproval");
+
+export const ApprovalsView = z.object({
+  decisions: z.array(ApprovalDecisionRecord),
+  pending: z.array(PendingApproval),
+}).openapi("Approvals");
+export type ApprovalsView = z.input<typeof ApprovalsView>;
+
+export const ApprovalAnswer = z.strictObject({ decision: z.enum(["allow", "deny"]) })
+  .openapi("ApprovalAnswer");
+export const ApprovalAnswered = z.object({
+  requestId: z.string(),
+  decision: z.enum(["allow", "deny"]),
+}).openapi("ApprovalAnswered");
+
+export const PolicySummary = z.object({
+  name: z.string(),
+  version: z.string(),
+  file: z.string().optional(),
+  mode: z.enum(["enforce", "shadow"]),
+  shadows: z.string().optional(),
+  default: z.enum(["allow", "deny", "ask"]),
+  allowBypass: z.boolean(),
+  stale: z.boolean().optional(),
+}).openapi("Policy");
+export type PolicySummary = z.infer<typeof PolicySummary>;
+export const PolicyList = z.object({ policies: z.array(PolicySummary) }).openapi("PolicyList");
+
+export const PolicyIssue = z.object({
+  file: z.string(),
+  line: z.number(),
+  col: z.number(),
+  key: z.string(),
+  message: z.string(),
+}).openapi("PolicyIssue");
+
+/** A reload always answers 200: files that failed keep their previous version; `ok` says if any did. */
+export const ReloadReport = z.object({
+  ok: z.boolean(),
+  issues: z.array(PolicyIssue),
+  changed: z.array(z.string()),
+  policies: z.array(PolicySummary),
+}).openapi("ReloadReport");
+export type ReloadReport = z.infer<typeof ReloadReport>;
+
+const AbsolutePath = z.string().min(1).refine(isAbsolute, "must be an absolute path");
+
+/** A dry run: a command line, or a file change (paths inside the worktree `cwd`). */
+export const EvaluateRequest = z.strictObject({
+  policy: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/, "is not a policy name"),
+  command: z.string().min(1).max(65_536).optional(),
+  paths: z.array(AbsolutePath).min(1).max(1000).optional(),
+  /** The worktree; required with `paths`, defaults to `/` for commands. */
+  cwd: AbsolutePath.optional(),
+  permissionMode: z.enum(["default", "acceptEdits", "plan", "bypassPermissions"]).optional(),
+}).superRefine((body, ctx) => {
+  if ((body.command === undefined) === (body.paths === undefined)) {
+    ctx.addIssue({
+      code: "custom",
+      path: ["command"],
+      message: "give exactly one of command, paths",
+    });
+  }
+  if (body.paths !== undefined && body.cwd === undefined) {
+    ctx.addIssue({ code: "custom", path: ["cwd"], message: "is required with paths" });
+  }
+}).openapi("EvaluateRequest");
+export type EvaluateRequest = z.infer<typeof EvaluateRequest>;
+
+export const EvaluateResult = z.object({
+  decision: z.enum(["allow", "deny", "ask"]),
+  ruleId: z.string().optional(),
+  source: z.string(),
+  reason: z.string(),
+  policyVersion: z.string().optional(),
+}).openapi("EvaluateResult");
+export type EvaluateResult = z.infer<typeof EvaluateResult>;
+
+export const ShutdownAccepted = z.object({ status: z.literal("stopping") }).openapi("Shutdown");

@@ -1,0 +1,487 @@
+/**
+ * codexd's HTTP API as a Hono app. It never listens by itself: the daemon serves `app.fetch`,
+ * tests call `app.request()`. Routes are declared with zod schemas, which both validate and
+ * generate `/v1/openapi.json`.
+ */
+import { createRoute, OpenAPIHono, type z } from "@hono/zod-openapi";
+import type { Context } from "hono";
+import { bodyLimit } from "hono/body-limit";
+import { HTTPException } from "hono/http-exception";
+import { matchedRoutes } from "hono/route";
+import type { ContentfulStatusCode } from "hono/utils/http-status";
+import { CodexdError, errorMessage, InvalidInput, RpcError } from "../errors.ts";
+import * as S from "./api-schemas.ts";
+import { bearerAuth } from "./auth.ts";
+import { createDaemonMetrics, type DaemonMetrics } from "./metrics.ts";
+import type { SessionService } from "./service.ts";
+import { type KeepAliveTimers, sseResponse } from "./sse.ts";
+
+export const MAX_BODY_BYTES = 1024 * 1024;
+
+export interface CreateAppOptions {
+  service: SessionService;
+  /** The bearer token every route except `GET /v1/health` requires. */
+  token: string;
+  /** Shared with the service, which counts turns, events, approvals and restarts. */
+  metrics?: DaemonMetrics;
+  /** SSE keep-alive comment interval (15 s) and its timers, injectable for tests. */
+  keepAliveMs?: number;
+  timers?: KeepAliveTimers;
+  /** Where unexpected errors go; console.error by default. */
+  logError?: (message: string, error: unknown) => void;
+  /** Milliseconds clock for request latency. */
+  now?: () => number;
+  version?: string;
+}
+
+export type CodexdApp = OpenAPIHono;
+
+// ---------------------------------------------------------------------------------------------
+// Errors
+
+function errorResponse(
+  c: Context,
+  status: ContentfulStatusCode,
+  code: string,
+  message: string,
+  details?: unknown,
+): Response {
+  return c.json(
+    { error: { code, message, ...(details === undefined ? {} : { details }) } },
+    status,
+  );
+}
+
+/** zod issues as `{path, message}`; unknown keys get one entry each, named. */
+export function issueDetails(error: z.ZodError): S.ErrorDetail[] {
+  return error.issues.flatMap((issue) => {
+    const base = issue.path.map(String);
+    if (issue.code === "unrecognized_keys") {
+      return issue.keys.map((key) => ({
+        path: [...base, key].join("."),
+        message: "is not allowed",
+      }));
+    }
+    // zod says "expected string, received undefined"; a caller wants to read "is required".
+    const missing = issue.code === "invalid_type" && issue.message.endsWith("received undefined");
+    return [{ path: base.join("."), message: missing ? "is required" : issue.message }];
+  });
+}
+
+const STATUS_BY_CODE: Record<string, ContentfulStatusCode> = {
+  invalid_input: 400,
+  unknown_policy: 400,
+  shadow_policy: 400,
+  session_not_found: 404,
+  approval_not_found: 404,
+  no_active_turn: 409,
+  wrong_state: 409,
+  approval_decided: 409,
+  policy_invalid: 422,
+  service_unavailable: 503,
+  provider_unavailable: 503,
+  connection_closed: 503,
+  request_timeout: 504,
+  request_aborted: 503,
+};
+
+// ---------------------------------------------------------------------------------------------
+// Routes
+
+const json = <T extends z.ZodType>(schema: T, description: string) => ({
+  content: { "application/json": { schema } },
+  description,
+});
+const body = <T extends z.ZodType>(schema: T) => ({
+  required: true,
+  content: { "application/json": { schema } },
+});
+const errors = {
+  400: json(S.ErrorBody, "Invalid input; `details` lists `{path, message}`"),
+  401: json(S.ErrorBody, "Missing or wrong bearer token"),
+  404: json(S.ErrorBody, "Unknown session or request"),
+  409: json(S.ErrorBody, "Wrong state"),
+  503: json(S.ErrorBody, "codex is down or the daemon is stopping"),
+};
+const bodyErrors = {
+  ...errors,
+  413: json(S.ErrorBody, "Body over 1 MiB"),
+  415: json(S.ErrorBody, "Not application/json"),
+};
+
+const routes = {
+  health: createRoute({
+    method: "get",
+    path: "/v1/health",
+    security: [],
+    responses: { 200: json(S.Health, "Daemon and codex health (no token needed)") },
+  }),
+  capabilities: createRoute({
+    method: "get",
+    path: "/v1/capabilities",
+    responses: { 200: json(S.CapabilitiesBody, "The capability matrix"), ...errors },
+  }),
+  spawn: createRoute({
+    method: "post",
+    path: "/v1/sessions",
+    request: { body: body(S.Spec) },
+    responses: { 201: json(S.SpawnResult, "Session spawned"), ...bodyErrors },
+  }),
+  list: createRoute({
+    method: "get",
+    path: "/v1/sessions",
+    responses: { 200: json(S.SessionList, "All sessions"), ...errors },
+  }),
+  get: createRoute({
+    method: "get",
+    path: "/v1/sessions/{id}",
+    request: { params: S.SessionParams },
+    responses: { 200: json(S.SessionInfo, "One session"), ...errors },
+  }),
+  stop: createRoute({
+    method: "delete",
+    path: "/v1/sessions/{id}",
+    request: { params: S.SessionParams },
+    responses: { 200: json(S.Accepted, "Stopped (idempotent)"), ...errors },
+  }),
+  send: createRoute({
+    method: "post",
+    path: "/v1/sessions/{id}/turns",
+    request: { params: S.SessionParams, body: body(S.TurnRequest) },
+    responses: { 202: json(S.SendResult, "Turn started or queued"), ...bodyErrors },
+  }),
+  resume: createRoute({
+    method: "post",
+    path: "/v1/sessions/{id}/resume",
+    request: { params: S.SessionParams, body: body(S.Spec) },
+    responses: { 201: json(S.SpawnResult, "Session resumed"), ...bodyErrors },
+  }),
+  inject: createRoute({
+    method: "post",
+    path: "/v1/sessions/{id}/inject",
+    request: { params: S.SessionParams, body: body(S.InjectRequest) },
+    responses: { 202: json(S.InjectResult, "Steered the running turn"), ...bodyErrors },
+  }),
+  interrupt: createRoute({
+    method: "post",
+    path: "/v1/sessions/{id}/interrupt",
+    request: { params: S.SessionParams },
+    responses: { 202: json(S.Accepted, "Interrupt requested"), ...errors },
+  }),
+  events: createRoute({
+    method: "get",
+    path: "/v1/sessions/{id}/events",
+    request: { params: S.SessionParams, query: S.EventsQuery, headers: S.EventsHeaders },
+    responses: {
+      200: {
+        description:
+          "Server-sent events (`id:` seq, `event:` type, `data:` JSON), replayed after " +
+          "Last-Event-ID or `after`, then live; or with format=json the stored events",
+        content: {
+          "text/event-stream": { schema: S.StoredEvent },
+          "application/json": { schema: S.EventList },
+        },
+      },
+      ...errors,
+    },
+  }),
+  approvals: createRoute({
+    method: "get",
+    path: "/v1/sessions/{id}/approvals",
+    request: { params: S.SessionParams },
+    responses: { 200: json(S.ApprovalsView, "Decisions and pending asks"), ...errors },
+  }),
+  answer: createRoute({
+    method: "post",
+    path: "/v1/sessions/{id}/approvals/{requestId}",
+    request: { params: S.ApprovalParams, body: body(S.ApprovalAnswer) },
+    responses: { 200: json(S.ApprovalAnswered, "Answer recorded"), ...bodyErrors },
+  }),
+  policies: createRoute({
+    method: "get",
+    path: "/v1/policies",
+    responses: { 200: json(S.PolicyList, "Loaded policies with version hashes"), ...errors },
+  }),
+  reload: createRoute({
+    method: "post",
+    path: "/v1/policies/reload",
+    responses: {
+      200: json(S.ReloadReport, "Reloaded; files that failed keep their previous version"),
+      ...errors,
+    },
+  }),
+  evaluate: createRoute({
+    method: "post",
+    path: "/v1/policies/evaluate",
+    request: { body: body(S.EvaluateRequest) },
+    responses: { 200: json(S.EvaluateResult, "What the policy would decide"), ...bodyErrors },
+  }),
+  shutdown: createRoute({
+    method: "post",
+    path: "/v1/shutdown",
+    responses: { 202: json(S.ShutdownAccepted, "Graceful shutdown started"), ...errors },
+  }),
+};
+
+/** Every path and method the app serves, for 405 answers. */
+const KNOWN_ROUTES: Array<{ method: string; pattern: RegExp }> = [
+  ...Object.values(routes).map((r) => ({ method: r.method.toUpperCase(), path: r.path })),
+  { method: "GET", path: "/v1/openapi.json" },
+  { method: "GET", path: "/metrics" },
+].map(({ method, path }) => ({
+  method,
+  pattern: new RegExp(`^${path.replace(/[.]/g, "\\.").replace(/\{[^}]+\}/g, "[^/]+")}$`),
+}));
+
+function allowedMethods(path: string): string[] {
+  return KNOWN_ROUTES.filter((r) => r.pattern.test(path)).map((r) => r.method);
+}
+
+// ---------------------------------------------------------------------------------------------
+
+export function createApp(options: CreateAppOptions): CodexdApp {
+  const { service } = options;
+  const metrics = options.metrics ?? createDaemonMetrics();
+  const now = options.now ?? (() => performance.now());
+  const logError = options.logError ??
+    ((message: string, error: unknown) => console.error(message, error));
+
+  const app = new OpenAPIHono({
+    defaultHook: (result, c) => {
+      if (result.success) return;
+      const details = issueDetails(result.error);
+      const where = result.target === "json" ? "body" : result.target;
+      const first = details[0];
+      const summary = first ? `${first.path || where}: ${first.message}` : "invalid";
+      return errorResponse(
+        c,
+        400,
+        "invalid_input",
+        `Invalid request ${where}: ${summary}`,
+        details,
+      );
+    },
+  });
+
+  app.use("*", async (c, next) => {
+    const started = now();
+    await next();
+    const route = matchedRoutes(c).filter((r) => r.method !== "ALL").at(-1)?.path ?? "unmatched";
+    metrics.requestSeconds.observe(
+      { method: c.req.method, route, status: String(c.res.status) },
+      (now() - started) / 1000,
+    );
+  });
+
+  app.use(
+    "*",
+    bearerAuth({
+      token: options.token,
+      isPublic: (method, path) => path === "/v1/health" && (method === "GET" || method === "HEAD"),
+      reject: (c) =>
+        errorResponse(
+          c,
+          401,
+          "unauthorized",
+          "Missing or wrong token: send Authorization: Bearer <token>",
+        ),
+    }),
+  );
+
+  app.use(
+    "*",
+    bodyLimit({
+      maxSize: MAX_BODY_BYTES,
+      onError: (c) =>
+        errorResponse(c, 413, "body_too_large", `Request body is over ${MAX_BODY_BYTES} bytes`),
+    }),
+  );
+
+  app.openAPIRegistry.registerComponent("securitySchemes", "bearer", {
+    type: "http",
+    scheme: "bearer",
+  });
+
+  app.onError((error, c) => {
+    if (error instanceof HTTPException) {
+      if (error.status === 400) {
+        return errorResponse(c, 400, "malformed_json", "Request body is not valid JSON");
+      }
+      if (error.status === 415) {
+        return errorResponse(
+          c,
+          415,
+          "unsupported_media_type",
+          "Request body must be application/json",
+        );
+      }
+      if (error.status === 413) {
+        return errorResponse(
+          c,
+          413,
+          "body_too_large",
+          `Request body is over ${MAX_BODY_BYTES} bytes`,
+        );
+      }
+      return errorResponse(c, error.status as ContentfulStatusCode, "http_error", error.message);
+    }
+    if (error instanceof CodexdError && STATUS_BY_CODE[error.code] !== undefined) {
+      const details = error instanceof InvalidInput && error.field
+        ? [{ path: error.field, message: error.message }]
+        : error.code === "unknown_policy" || error.code === "shadow_policy"
+        ? [{ path: "policy", message: error.message }]
+        : "issues" in error
+        ? error.issues
+        : undefined;
+      return errorResponse(c, STATUS_BY_CODE[error.code], error.code, error.message, details);
+    }
+    if (error instanceof RpcError) {
+      return errorResponse(
+        c,
+        502,
+        "codex_error",
+        `codex refused ${error.method}: ${error.message}`,
+        {
+          rpcCode: error.code,
+        },
+      );
+    }
+    logError(`Unexpected error in ${c.req.method} ${c.req.path}`, error);
+    return errorResponse(c, 500, "internal", `Internal error: ${errorMessage(error)}`);
+  });
+
+  app.notFound((c) => {
+    const allowed = allowedMethods(c.req.path);
+    if (allowed.length > 0) {
+      c.header("Allow", allowed.join(", "));
+      return errorResponse(
+        c,
+        405,
+        "method_not_allowed",
+        `${c.req.method} is not allowed on ${c.req.path}; use ${allowed.join(" or ")}`,
+      );
+    }
+    return errorResponse(c, 404, "not_found", `No route ${c.req.method} ${c.req.path}`);
+  });
+
+  app.openapi(routes.health, async (c) => c.json(S.Health.parse(await service.health()), 200));
+
+  app.openapi(routes.capabilities, (c) => c.json(service.capabilities(), 200));
+
+  app.openapi(routes.spawn, async (c) => {
+    const result = await service.spawn(c.req.valid("json"));
+    return c.json(S.SpawnResult.parse(result), 201);
+  });
+
+  app.openapi(routes.list, async (c) => {
+    // Parsing through the schema drops anything not on the wire shape (a spec's env above all).
+    const sessions = (await service.list()).map((s) => S.SessionInfo.parse(s));
+    return c.json({ sessions }, 200);
+  });
+
+  app.openapi(routes.get, async (c) => {
+    const info = await service.get(c.req.valid("param").id);
+    return c.json(S.SessionInfo.parse(info), 200);
+  });
+
+  app.openapi(routes.stop, async (c) => {
+    const { id } = c.req.valid("param");
+    await service.stop(id);
+    return c.json({ sessionId: id, status: "stopped" }, 200);
+  });
+
+  app.openapi(routes.send, async (c) => {
+    const result = await service.send(c.req.valid("param").id, c.req.valid("json").prompt);
+    return c.json(S.SendResult.parse(result), 202);
+  });
+
+  app.openapi(routes.resume, async (c) => {
+    const result = await service.resume(c.req.valid("param").id, c.req.valid("json"));
+    return c.json(S.SpawnResult.parse(result), 201);
+  });
+
+  app.openapi(routes.inject, async (c) => {
+    const result = await service.inject(c.req.valid("param").id, c.req.valid("json").text);
+    return c.json(S.InjectResult.parse(result), 202);
+  });
+
+  app.openapi(routes.interrupt, async (c) => {
+    const { id } = c.req.valid("param");
+    await service.interrupt(id);
+    return c.json({ sessionId: id, status: "interrupting" }, 202);
+  });
+
+  app.openapi(routes.events, async (c) => {
+    const { id } = c.req.valid("param");
+    const query = c.req.valid("query");
+    const lastEventId = c.req.valid("header")["last-event-id"]?.trim();
+    const after = lastEventId ? Number(lastEventId) : query.after ?? 0;
+    if (query.format === "json") {
+      const events = await service.storedEvents(id, { after, limit: query.limit });
+      return c.json(events, 200);
+    }
+    // Unknown sessions get a 404 rather than an empty stream.
+    await service.get(id);
+    const response = sseResponse((signal) => service.events(id, { after, signal }), {
+      requestSignal: c.req.raw.signal,
+      keepAliveMs: options.keepAliveMs,
+      timers: options.timers,
+      onError: (error) => logError(`Event stream of session ${id} failed`, error),
+    });
+    return response as never;
+  });
+
+  app.openapi(routes.approvals, async (c) => {
+    const view = await service.approvals(c.req.valid("param").id);
+    return c.json(S.ApprovalsView.parse(view), 200);
+  });
+
+  app.openapi(routes.answer, async (c) => {
+    const { id, requestId } = c.req.valid("param");
+    const { decision } = c.req.valid("json");
+    await service.answerApproval(id, requestId, decision);
+    return c.json({ requestId, decision }, 200);
+  });
+
+  app.openapi(
+    routes.policies,
+    async (c) => c.json({ policies: await service.listPolicies() }, 200),
+  );
+
+  app.openapi(routes.reload, async (c) => c.json(await service.reloadPolicies(), 200));
+
+  app.openapi(routes.evaluate, async (c) => {
+    const result = await service.evaluatePolicy(c.req.valid("json"));
+    return c.json(S.EvaluateResult.parse(result), 200);
+  });
+
+  app.openapi(routes.shutdown, (c) => {
+    service.shutdown();
+    return c.json({ status: "stopping" as const }, 202);
+  });
+
+  // Generated once at construction, so a schema the generator cannot express fails at start-up
+  // (and in tests), not on the first request.
+  const openapi = app.getOpenAPI31Document({
+    openapi: "3.1.0",
+    info: {
+      title: "codexd",
+      version: options.version ?? "0.1.0",
+      description: "Runs fleets of Codex agent sessions behind an approval bridge. " +
+        "Every route except GET /v1/health needs `Authorization: Bearer <token>`.",
+    },
+    security: [{ bearer: [] }],
+  });
+  app.get("/v1/openapi.json", (c) => c.json(openapi, 200));
+
+  app.get("/metrics", async (c) => {
+    metrics.sessions.reset();
+    for (const status of S.SessionStatus.options) metrics.sessions.set({ status }, 0);
+    for (const session of await service.list()) metrics.sessions.inc({ status: session.status });
+    return c.body(metrics.registry.render(), 200, {
+      "content-type": "text/plain; version=0.0.4; charset=utf-8",
+    });
+  });
+
+  return app;
+}

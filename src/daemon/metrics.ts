@@ -1,0 +1,193 @@
+/**
+ * A small Prometheus registry (text exposition format 0.0.4): counters, gauges and histograms
+ * with labels, plus the daemon's own metric set. Small enough not to need a dependency.
+ */
+
+type Labels = Record<string, string>;
+
+function escapeLabel(value: string): string {
+  return value.replace(/\\/g, "\\\\").replace(/\n/g, "\\n").replace(/"/g, '\\"');
+}
+
+function labelText(names: readonly string[], values: readonly string[], extra = ""): string {
+  const parts = names.map((n, i) => `${n}="${escapeLabel(values[i] ?? "")}"`);
+  if (extra) parts.push(extra);
+  return parts.length ? `{${parts.join(",")}}` : "";
+}
+
+function formatNumber(n: number): string {
+  if (Number.isNaN(n)) return "NaN";
+  if (n === Infinity) return "+Inf";
+  if (n === -Infinity) return "-Inf";
+  return String(n);
+}
+
+abstract class Metric {
+  protected readonly series = new Map<string, { values: string[]; state: number[] }>();
+  constructor(
+    readonly name: string,
+    readonly help: string,
+    readonly labelNames: readonly string[],
+  ) {
+    if (!/^[a-zA-Z_:][a-zA-Z0-9_:]*$/.test(name)) throw new Error(`Invalid metric name ${name}`);
+  }
+  abstract readonly type: string;
+  protected entry(labels: Labels, size: number): number[] {
+    const values = this.labelNames.map((n) => labels[n] ?? "");
+    const key = JSON.stringify(values);
+    let found = this.series.get(key);
+    if (!found) {
+      found = { values, state: new Array<number>(size).fill(0) };
+      this.series.set(key, found);
+    }
+    return found.state;
+  }
+  reset(): void {
+    this.series.clear();
+  }
+  abstract renderSamples(): string[];
+  render(): string {
+    return [`# HELP ${this.name} ${this.help}`, `# TYPE ${this.name} ${this.type}`]
+      .concat(this.renderSamples()).join("\n");
+  }
+}
+
+export class Counter extends Metric {
+  readonly type = "counter";
+  inc(labels: Labels = {}, by = 1): void {
+    if (by < 0) throw new Error(`Counter ${this.name} cannot decrease`);
+    this.entry(labels, 1)[0] += by;
+  }
+  get(labels: Labels = {}): number {
+    return this.entry(labels, 1)[0];
+  }
+  renderSamples(): string[] {
+    return [...this.series.values()].map(({ values, state }) =>
+      `${this.name}${labelText(this.labelNames, values)} ${formatNumber(state[0])}`
+    );
+  }
+}
+
+export class Gauge extends Metric {
+  readonly type = "gauge";
+  set(labels: Labels, value: number): void {
+    this.entry(labels, 1)[0] = value;
+  }
+  inc(labels: Labels = {}, by = 1): void {
+    this.entry(labels, 1)[0] += by;
+  }
+  get(labels: Labels = {}): number {
+    return this.entry(labels, 1)[0];
+  }
+  renderSamples(): string[] {
+    return [...this.series.values()].map(({ values, state }) =>
+      `${this.name}${labelText(this.labelNames, values)} ${formatNumber(state[0])}`
+    );
+  }
+}
+
+export class Histogram extends Metric {
+  readonly type = "histogram";
+  constructor(
+    name: string,
+    help: string,
+    labelNames: readonly string[],
+    readonly buckets: number[],
+  ) {
+    super(name, help, labelNames);
+  }
+  /** state: one count per bucket, then sum, then count. */
+  observe(labels: Labels, value: number): void {
+    const state = this.entry(labels, this.buckets.length + 2);
+    this.buckets.forEach((bound, i) => {
+      if (value <= bound) state[i]++;
+    });
+    state[this.buckets.length] += value;
+    state[this.buckets.length + 1]++;
+  }
+  count(labels: Labels = {}): number {
+    return this.entry(labels, this.buckets.length + 2)[this.buckets.length + 1];
+  }
+  renderSamples(): string[] {
+    const lines: string[] = [];
+    for (const { values, state } of this.series.values()) {
+      const n = this.buckets.length;
+      this.buckets.forEach((bound, i) => {
+        const le = `le="${formatNumber(bound)}"`;
+        lines.push(`${this.name}_bucket${labelText(this.labelNames, values, le)} ${state[i]}`);
+      });
+      lines.push(
+        `${this.name}_bucket${labelText(this.labelNames, values, 'le="+Inf"')} ${state[n + 1]}`,
+      );
+      lines.push(`${this.name}_sum${labelText(this.labelNames, values)} ${formatNumber(state[n])}`);
+      lines.push(`${this.name}_count${labelText(this.labelNames, values)} ${state[n + 1]}`);
+    }
+    return lines;
+  }
+}
+
+export class MetricsRegistry {
+  readonly #metrics = new Map<string, Metric>();
+  #register<M extends Metric>(metric: M): M {
+    if (this.#metrics.has(metric.name)) throw new Error(`Metric ${metric.name} already exists`);
+    this.#metrics.set(metric.name, metric);
+    return metric;
+  }
+  counter(name: string, help: string, labelNames: readonly string[] = []): Counter {
+    return this.#register(new Counter(name, help, labelNames));
+  }
+  gauge(name: string, help: string, labelNames: readonly string[] = []): Gauge {
+    return this.#register(new Gauge(name, help, labelNames));
+  }
+  histogram(
+    name: string,
+    help: string,
+    labelNames: readonly string[],
+    buckets: number[],
+  ): Histogram {
+    return this.#register(
+      new Histogram(name, help, labelNames, [...buckets].sort((a, b) => a - b)),
+    );
+  }
+  render(): string {
+    return [...this.#metrics.values()].map((m) => m.render()).join("\n") + "\n";
+  }
+}
+
+/** The daemon's metrics. The app feeds `requestSeconds` and `sessions`; the service the rest. */
+export interface DaemonMetrics {
+  registry: MetricsRegistry;
+  /** Set at each scrape from the service's session list. Labels: status. */
+  sessions: Gauge;
+  /** Turns started. Labels: kind (`spawn`, `followUp`, `resume`). */
+  turns: Counter;
+  /** Events journaled. Labels: type. */
+  events: Counter;
+  /** Approval decisions. Labels: decision, source. */
+  approvals: Counter;
+  codexRestarts: Counter;
+  /** Labels: method, route, status. */
+  requestSeconds: Histogram;
+}
+
+export function createDaemonMetrics(): DaemonMetrics {
+  const registry = new MetricsRegistry();
+  return {
+    registry,
+    sessions: registry.gauge("codexd_sessions", "Sessions by status", ["status"]),
+    turns: registry.counter("codexd_turns_total", "Turns started", ["kind"]),
+    events: registry.counter("codexd_events_total", "Session events journaled", ["type"]),
+    approvals: registry.counter(
+      "codexd_approvals_total",
+      "Approval decisions by decision and source",
+      ["decision", "source"],
+    ),
+    codexRestarts: registry.counter("codexd_codex_restarts_total", "codex app-server restarts"),
+    requestSeconds: registry.histogram(
+      "codexd_http_request_duration_seconds",
+      "HTTP request latency by route",
+      ["method", "route", "status"],
+      [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+    ),
+  };
+}

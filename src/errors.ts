@@ -1,0 +1,91 @@
+/**
+ * The two error families of codexd.
+ *
+ * - Errors that come from codex keep their JSON-RPC code: {@link RpcError}.
+ * - codexd's own errors extend {@link CodexdError}: a string `code` a program can switch on, a
+ *   `name` equal to the class name, and the underlying `cause` when there is one. Messages read
+ *   like deno std's: "Cannot spawn session: cwd /x does not exist".
+ */
+
+export class CodexdError extends Error {
+  readonly code: string;
+
+  constructor(code: string, message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.code = code;
+    this.name = new.target.name;
+  }
+}
+
+/** codex answered a request with a JSON-RPC error object. */
+export class RpcError extends Error {
+  override readonly name = "RpcError";
+  constructor(
+    readonly method: string,
+    readonly code: number,
+    message: string,
+    readonly data?: unknown,
+  ) {
+    super(message);
+  }
+}
+
+/** The codex child is missing, failed its handshake, or died. */
+export class ProviderUnavailable extends CodexdError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super("provider_unavailable", message, options);
+  }
+}
+
+/** A request got no response within its timeout. */
+export class RequestTimeout extends CodexdError {
+  constructor(readonly method: string, readonly timeoutMs: number) {
+    super("request_timeout", `Request ${method} timed out after ${timeoutMs} ms`);
+  }
+}
+
+/** A request was cancelled through its AbortSignal. */
+export class RequestAborted extends CodexdError {
+  constructor(readonly method: string, cause?: unknown) {
+    super("request_aborted", `Request ${method} was aborted`, { cause });
+  }
+}
+
+/** The connection closed (stop, crash, end of stream) before the request was answered. */
+export class ConnectionClosed extends CodexdError {
+  constructor(message: string, cause?: unknown) {
+    super("connection_closed", message, { cause });
+  }
+}
+
+/** Writing a message to the peer failed. */
+export class WriteFailed extends CodexdError {
+  constructor(readonly method: string, cause: unknown) {
+    super("write_failed", `Cannot send ${method}: ${errorMessage(cause)}`, { cause });
+  }
+}
+
+/** A spec or request body is invalid; `field` names the offending field. */
+export class InvalidInput extends CodexdError {
+  constructor(message: string, readonly field?: string, options?: { cause?: unknown }) {
+    super("invalid_input", message, options);
+  }
+}
+
+/** `inject()` was called with no turn running or queued. */
+export class NoActiveTurn extends CodexdError {
+  constructor(sessionId: string) {
+    super("no_active_turn", `Cannot steer session ${sessionId}: no turn is running or queued`);
+  }
+}
+
+/** An operation does not fit the session's state (stopped, failed, ...). */
+export class WrongState extends CodexdError {
+  constructor(message: string) {
+    super("wrong_state", message);
+  }
+}
+
+export function errorMessage(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}

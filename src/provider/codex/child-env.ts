@@ -1,0 +1,64 @@
+/**
+ * The environment codex runs with: an allow-list of what the daemon was started with, plus what
+ * the configuration adds explicitly. Never the daemon's whole environment: the fleet runner's own
+ * secrets (ANTHROPIC_API_KEY, cloud credentials, tokens) must not reach codex or the commands
+ * the model runs.
+ */
+
+/** Exact names passed through (proxy variables in both cases, as tools read either). */
+const ALLOWED_NAMES: ReadonlySet<string> = new Set([
+  "PATH",
+  "HOME",
+  "USER",
+  "LOGNAME",
+  "SHELL",
+  "TERM",
+  "LANG",
+  "TZ",
+  "TMPDIR",
+  "http_proxy",
+  "https_proxy",
+  "no_proxy",
+  "all_proxy",
+  "HTTP_PROXY",
+  "HTTPS_PROXY",
+  "NO_PROXY",
+  "ALL_PROXY",
+  "SSL_CERT_FILE",
+  "SSL_CERT_DIR",
+  "NODE_EXTRA_CA_CERTS",
+  "REQUESTS_CA_BUNDLE",
+  "CURL_CA_BUNDLE",
+]);
+
+/** Name prefixes passed through: locale settings and codex's / OpenAI's own variables. */
+const ALLOWED_PREFIXES: readonly string[] = ["LC_", "OPENAI_", "CODEX_"];
+
+/** The log level codex gets unless the caller chose one: its tracing is loud at info. */
+export const DEFAULT_RUST_LOG = "warn";
+
+export interface ChildEnvInput {
+  /** The daemon's environment (usually `process.env`), filtered through the allow-list. */
+  inherited: Readonly<Record<string, string | undefined>>;
+  /** Added by the configuration on purpose; passed as given (except CODEX_HOME). */
+  extra?: Readonly<Record<string, string>>;
+  /** codexd's own CODEX_HOME for this child; always wins. */
+  codexHome: string;
+}
+
+export function isAllowedEnvName(name: string): boolean {
+  return ALLOWED_NAMES.has(name) || ALLOWED_PREFIXES.some((prefix) => name.startsWith(prefix));
+}
+
+/** Builds the child's environment. Pure: same input, same output. */
+export function buildChildEnv(input: ChildEnvInput): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const [name, value] of Object.entries(input.inherited)) {
+    if (value !== undefined && isAllowedEnvName(name)) env[name] = value;
+  }
+  const rustLog = input.extra?.RUST_LOG ?? input.inherited.RUST_LOG;
+  env.RUST_LOG = rustLog ?? DEFAULT_RUST_LOG;
+  for (const [name, value] of Object.entries(input.extra ?? {})) env[name] = value;
+  env.CODEX_HOME = input.codexHome;
+  return env;
+}

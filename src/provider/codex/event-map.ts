@@ -1,0 +1,272 @@
+/**
+ * codex notification → codexd events: a pure table, tested on payloads captured from codex 0.169.
+ * The handle stamps `sessionId` and `ts`, and builds each turn's terminal event with
+ * {@link terminalEvent} from what it saw during the turn.
+ */
+import type { EventBody, Usage } from "../events.ts";
+import { type FileChangeItem, NotificationParams, ThreadItem, Turn } from "./notifications.ts";
+import type { z } from "zod";
+
+export interface MappedNotification {
+  events: EventBody[];
+  /** A fileChange item started: the bridge needs its paths when the approval request comes. */
+  fileChange?: FileChangeItem;
+  /** The turn ended; the handle turns this into the terminal event. */
+  turnCompleted?: z.infer<typeof Turn>;
+  /** Cumulative thread usage reported by codex. */
+  totalUsage?: Usage;
+  /** Not a method codexd knows (counted, never fatal). */
+  unknown?: boolean;
+  /** A known method whose params did not have the expected shape. */
+  invalid?: string;
+}
+
+/** Methods codex sends that codexd deliberately does not turn into events. */
+const QUIET = new Set([
+  "item/commandExecution/outputDelta",
+  "item/reasoning/textDelta",
+  "item/reasoning/summaryTextDelta",
+  "item/reasoning/summaryPartAdded",
+  "item/fileChange/outputDelta",
+  "thread/status/changed",
+  "thread/started",
+  "serverRequest/resolved",
+  "turn/diff/updated",
+  "turn/plan/updated",
+  "mcpServer/startupStatus/updated",
+  "account/rateLimits/updated",
+  "thread/name/updated",
+  "thread/goal/cleared",
+  "thread/goal/updated",
+  "remoteControl/status/changed",
+  "configWarning",
+  "deprecationNotice",
+]);
+
+const NONE: MappedNotification = { events: [] };
+
+export function mapNotification(method: string, params: unknown): MappedNotification {
+  if (!(method in NotificationParams)) {
+    return QUIET.has(method) ? NONE : { events: [], unknown: true };
+  }
+  const schema = NotificationParams[method as keyof typeof NotificationParams];
+  const parsed = schema.safeParse(params);
+  if (!parsed.success) return { events: [], invalid: `${method}: ${parsed.error.message}` };
+  const p = parsed.data as Record<string, unknown>;
+  switch (method) {
+    case "turn/started": {
+      const { turn } = p as z.infer<(typeof NotificationParams)["turn/started"]>;
+      return { events: [{ type: "turn.started", turnId: turn.id }] };
+    }
+    case "turn/completed":
+      return {
+        events: [],
+        turnCompleted: (p as z.infer<(typeof NotificationParams)["turn/completed"]>).turn,
+      };
+    case "item/agentMessage/delta": {
+      const d = p as z.infer<(typeof NotificationParams)["item/agentMessage/delta"]>;
+      return {
+        events: [{ type: "text.delta", turnId: d.turnId, itemId: d.itemId, text: d.delta }],
+      };
+    }
+    case "item/started":
+    case "item/completed": {
+      const n = p as { turnId: string; item: unknown };
+      const item = ThreadItem.safeParse(n.item);
+      if (!item.success) return NONE; // an item type codexd does not map
+      return method === "item/started"
+        ? itemStarted(n.turnId, item.data)
+        : itemCompleted(n.turnId, item.data);
+    }
+    case "thread/tokenUsage/updated": {
+      const u = p as z.infer<(typeof NotificationParams)["thread/tokenUsage/updated"]>;
+      const last = toUsage(u.tokenUsage.last);
+      return {
+        events: [{ type: "usage", turnId: u.turnId, ...last }],
+        totalUsage: toUsage(u.tokenUsage.total),
+      };
+    }
+    case "error": {
+      const e = p as z.infer<(typeof NotificationParams)["error"]>;
+      return {
+        events: [{
+          type: "system",
+          subtype: e.willRetry ? "codex_retry" : "codex_error",
+          turnId: e.turnId,
+          message: e.error.message,
+          willRetry: e.willRetry,
+        }],
+      };
+    }
+    case "warning": {
+      const w = p as z.infer<(typeof NotificationParams)["warning"]>;
+      return { events: [{ type: "system", subtype: "codex_warning", message: w.message }] };
+    }
+  }
+  return NONE;
+}
+
+function itemStarted(turnId: string, item: ThreadItem): MappedNotification {
+  switch (item.type) {
+    case "commandExecution":
+      return {
+        events: [{
+          type: "tool.use",
+          turnId,
+          toolId: item.id,
+          name: "command",
+          input: { command: item.command, cwd: item.cwd },
+        }],
+      };
+    case "fileChange":
+      return {
+        events: [{
+          type: "tool.use",
+          turnId,
+          toolId: item.id,
+          name: "file_change",
+          input: { changes: describeChanges(item) },
+        }],
+        fileChange: item,
+      };
+    case "mcpToolCall":
+      return {
+        events: [{
+          type: "tool.use",
+          turnId,
+          toolId: item.id,
+          name: `mcp:${item.server}/${item.tool}`,
+          input: item.arguments,
+        }],
+      };
+    case "webSearch":
+      return {
+        events: [{
+          type: "tool.use",
+          turnId,
+          toolId: item.id,
+          name: "web_search",
+          input: { query: item.query },
+        }],
+      };
+    default:
+      return NONE;
+  }
+}
+
+function itemCompleted(turnId: string, item: ThreadItem): MappedNotification {
+  switch (item.type) {
+    case "agentMessage":
+      return { events: [{ type: "message", turnId, itemId: item.id, text: item.text }] };
+    case "reasoning": {
+      const text = [...item.summary, ...item.content].join("\n");
+      return text ? { events: [{ type: "reasoning", turnId, itemId: item.id, text }] } : NONE;
+    }
+    case "commandExecution":
+      return {
+        events: [{
+          type: "tool.result",
+          turnId,
+          toolId: item.id,
+          output: item.aggregatedOutput ?? "",
+          isError: item.status !== "completed" || (item.exitCode ?? 0) !== 0,
+          exitCode: item.exitCode ?? null,
+        }],
+      };
+    case "fileChange":
+      return {
+        events: [{
+          type: "tool.result",
+          turnId,
+          toolId: item.id,
+          output: `${item.status}: ${fileChangePaths(item).join(", ")}`,
+          isError: item.status !== "completed",
+        }],
+      };
+    case "mcpToolCall":
+      return {
+        events: [{
+          type: "tool.result",
+          turnId,
+          toolId: item.id,
+          output: item.error?.message ?? JSON.stringify(item.result ?? null),
+          isError: item.error != null || item.status === "failed",
+        }],
+      };
+    case "webSearch":
+      return {
+        events: [{
+          type: "tool.result",
+          turnId,
+          toolId: item.id,
+          output: item.query ?? "",
+          isError: false,
+        }],
+      };
+  }
+}
+
+/** Every path a file-change item touches, renames' destinations included. */
+export function fileChangePaths(item: FileChangeItem): string[] {
+  return item.changes.flatMap((c) => c.kind.move_path ? [c.path, c.kind.move_path] : [c.path]);
+}
+
+function describeChanges(item: FileChangeItem) {
+  return item.changes.map((c) => ({
+    path: c.path,
+    kind: c.kind.type,
+    ...(c.kind.move_path ? { movePath: c.kind.move_path } : {}),
+  }));
+}
+
+function toUsage(b: {
+  inputTokens: number;
+  cachedInputTokens: number;
+  outputTokens: number;
+  reasoningOutputTokens: number;
+}): Usage {
+  return {
+    inputTokens: b.inputTokens,
+    cachedInputTokens: b.cachedInputTokens,
+    outputTokens: b.outputTokens,
+    reasoningTokens: b.reasoningOutputTokens,
+  };
+}
+
+export function usageDelta(end: Usage, start: Usage | undefined): Usage {
+  if (!start) return end;
+  return {
+    inputTokens: end.inputTokens - start.inputTokens,
+    cachedInputTokens: end.cachedInputTokens - start.cachedInputTokens,
+    outputTokens: end.outputTokens - start.outputTokens,
+    reasoningTokens: end.reasoningTokens - start.reasoningTokens,
+  };
+}
+
+/** The terminal event of a turn that codex reported complete. */
+export function terminalEvent(
+  turn: z.infer<typeof Turn>,
+  lastMessage: string,
+  usage: Usage | undefined,
+): EventBody {
+  switch (turn.status) {
+    case "completed":
+    case "inProgress": // never sent with turn/completed; treat as done rather than hang
+      return {
+        type: "result",
+        turnId: turn.id,
+        text: lastMessage,
+        ...(usage && { usage }),
+        turnStatus: turn.status,
+      };
+    case "interrupted":
+      return { type: "error", turnId: turn.id, code: "interrupted", message: "Turn interrupted" };
+    case "failed":
+      return {
+        type: "error",
+        turnId: turn.id,
+        code: "turn_failed",
+        message: turn.error?.message ?? "Turn failed",
+      };
+  }
+}

@@ -1,0 +1,109 @@
+/**
+ * Newline-delimited JSON framing over byte streams (the transport codex app-server speaks).
+ * Reading splits on "\n" with a streaming decoder and never buffers more than `maxLineLength`
+ * characters of one line: a longer line is discarded up to its end and reported, so a broken or
+ * hostile peer cannot exhaust memory. Writing serializes lines and waits for back-pressure.
+ */
+
+export const DEFAULT_MAX_LINE_LENGTH = 16 * 1024 * 1024;
+
+export interface LineReaderOptions {
+  maxLineLength?: number;
+  /** Called for each line dropped for its length (its length so far when dropped). */
+  onOversize?: (length: number) => void;
+  /** Stops reading: the pending read ends and the stream is cancelled. */
+  signal?: AbortSignal;
+}
+
+/** Yields each complete line (without the newline); a final unterminated line is yielded too. */
+export async function* readLines(
+  readable: ReadableStream<Uint8Array>,
+  options: LineReaderOptions = {},
+): AsyncGenerator<string[], void, undefined> {
+  const max = options.maxLineLength ?? DEFAULT_MAX_LINE_LENGTH;
+  const decoder = new TextDecoder();
+  const reader = readable.getReader();
+  const cancel = () => void reader.cancel().catch(() => {});
+  if (options.signal?.aborted) cancel();
+  options.signal?.addEventListener("abort", cancel, { once: true });
+  let partial = "";
+  let discarding = false; // inside an over-long line: skip until its newline
+  try {
+    while (true) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      const text = decoder.decode(value, { stream: true });
+      const lines: string[] = [];
+      let start = 0;
+      let newline = text.indexOf("\n");
+      while (newline !== -1) {
+        if (discarding) {
+          discarding = false;
+        } else {
+          const line = partial.length > 0
+            ? partial + text.slice(start, newline)
+            : text.slice(start, newline);
+          partial = "";
+          if (line.length > max) options.onOversize?.(line.length);
+          else lines.push(line);
+        }
+        start = newline + 1;
+        newline = text.indexOf("\n", start);
+      }
+      if (!discarding && start < text.length) {
+        partial += text.slice(start);
+        if (partial.length > max) {
+          options.onOversize?.(partial.length);
+          partial = "";
+          discarding = true;
+        }
+      }
+      // One batch per chunk: the consumer handles a chunk's lines without awaiting in between.
+      if (lines.length > 0) yield lines;
+    }
+    const rest = partial + decoder.decode();
+    if (!discarding && rest.length > 0) yield [rest];
+  } finally {
+    options.signal?.removeEventListener("abort", cancel);
+    reader.releaseLock();
+  }
+}
+
+/** Writes whole lines in order; concurrent callers never interleave. */
+export class LineWriter {
+  readonly #writer: WritableStreamDefaultWriter<Uint8Array>;
+  readonly #encoder = new TextEncoder();
+  #tail: Promise<void> = Promise.resolve();
+  #closed = false;
+
+  constructor(writable: WritableStream<Uint8Array>) {
+    this.#writer = writable.getWriter();
+  }
+
+  /** Resolves once the line was handed to the stream (after back-pressure cleared). */
+  write(line: string): Promise<void> {
+    if (this.#closed) return Promise.reject(new Error("the writer is closed"));
+    const bytes = this.#encoder.encode(line + "\n");
+    const next = this.#tail.then(async () => {
+      await this.#writer.ready;
+      await this.#writer.write(bytes);
+    });
+    // A failed write must not poison later ones' ordering; each caller sees its own error.
+    this.#tail = next.catch(() => {});
+    return next;
+  }
+
+  /** Ends the stream at once, dropping queued lines (a peer that stopped reading). */
+  abort(): void {
+    this.#closed = true;
+    this.#writer.abort().catch(() => {});
+  }
+
+  /** Closes the stream (ends the peer's stdin) after queued lines; idempotent, never throws. */
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    await this.#tail;
+    await this.#writer.close().catch(() => {});
+  }
+}

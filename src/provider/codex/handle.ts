@@ -1,0 +1,437 @@
+/**
+ * One session: a codex thread multiplexed over the provider's connection.
+ *
+ * Turns are serialized (one running turn per thread; `send` queues). Every turn ends with exactly
+ * one terminal event (`result` or `error`), whichever of completion, interrupt, stop, timeout or
+ * a crash comes first; the later ones find the turn already finished and do nothing. The event
+ * stream closes once, after the last terminal event.
+ */
+import { errorMessage, NoActiveTurn, RpcError, WrongState } from "../../errors.ts";
+import type { ErrorCode, EventBody, SessionEvent, Usage } from "../events.ts";
+import { EventStream } from "../event-stream.ts";
+import type { Spec } from "../spec.ts";
+import type { ApprovalVerdict, Approver, Handle, InjectReceipt, SendReceipt } from "../types.ts";
+import { mapNotification, terminalEvent, usageDelta } from "./event-map.ts";
+import type { FileChangeItem } from "./notifications.ts";
+import { planTurn, textInput } from "./plan.ts";
+import { planServerRequest } from "./server-requests.ts";
+
+/** What the handle needs from the connection: requests scoped to its thread. */
+export interface ThreadRpc {
+  request<T = unknown>(
+    method: string,
+    params: unknown,
+    options?: { timeoutMs?: number; signal?: AbortSignal },
+  ): Promise<T>;
+}
+
+export interface HandleOptions {
+  sessionId: string;
+  threadId: string;
+  spec: Spec;
+  rpc: ThreadRpc;
+  approver: Approver;
+  /** Called once when the handle closes, so the provider can unsubscribe it. */
+  onClose?: (handle: CodexHandle) => void;
+  now?: () => Date;
+  /** Schedules turn deadlines; injectable so tests need not wait on the wall clock. */
+  setTimer?: (fn: () => void, ms: number) => { cancel(): void };
+  /** Bound on the best-effort `turn/interrupt` / `thread/unsubscribe` sent while stopping. */
+  stopRequestTimeoutMs?: number;
+  log?: (message: string, data?: Record<string, unknown>) => void;
+}
+
+interface ActiveTurn {
+  /** Known once `turn/start` answered or `turn/started` arrived. */
+  id?: string;
+  started: Promise<string>;
+  resolveStarted: (turnId: string) => void;
+  lastMessage: string;
+  usageAtStart?: Usage;
+  deadline?: { cancel(): void };
+  finished: boolean;
+}
+
+let requestCounter = 0;
+
+export class CodexHandle implements Handle {
+  readonly sessionId: string;
+  #threadId: string;
+  readonly #spec: Spec;
+  readonly #rpc: ThreadRpc;
+  readonly #approver: Approver;
+  readonly #options: HandleOptions;
+  readonly #stream = new EventStream<SessionEvent>();
+  readonly #fileChanges = new Map<string, FileChangeItem>();
+  readonly #queue: string[] = [];
+  #active: ActiveTurn | undefined;
+  #totalUsage: Usage | undefined;
+  #closing = false;
+  #stopping: Promise<void> | undefined;
+  /** Turn ids that already got their terminal event (a late turn/completed is ignored). */
+  readonly #finishedTurns = new Set<string>();
+  /** Counts for metrics and tests. */
+  readonly stats = { unknownNotifications: 0, invalidNotifications: 0 };
+
+  constructor(options: HandleOptions) {
+    this.sessionId = options.sessionId;
+    this.#threadId = options.threadId;
+    this.#spec = options.spec;
+    this.#rpc = options.rpc;
+    this.#approver = options.approver;
+    this.#options = options;
+  }
+
+  get threadId(): string {
+    return this.#threadId;
+  }
+
+  get events(): AsyncIterable<SessionEvent> {
+    return this.#stream;
+  }
+
+  get closed(): boolean {
+    return this.#stream.closed;
+  }
+
+  /** The running turn's id, if one runs and codex told us its id. */
+  get currentTurnId(): string | undefined {
+    return this.#active?.id;
+  }
+
+  get queuedTurns(): number {
+    return this.#queue.length;
+  }
+
+  /** Emits an event stamped with the session id and time. */
+  emit(body: EventBody): void {
+    const now = (this.#options.now ?? (() => new Date()))();
+    this.#stream.push(
+      { ...body, sessionId: this.sessionId, ts: now.toISOString() } as SessionEvent,
+    );
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Turns
+
+  /** Starts a turn now (the provider calls this for the first turn). */
+  startTurn(prompt: string): Promise<SendReceipt> {
+    if (this.#closing) {
+      return Promise.reject(
+        new WrongState(`Cannot start a turn: session ${this.sessionId} stopped`),
+      );
+    }
+    if (this.#active) {
+      this.#queue.push(prompt);
+      return Promise.resolve({ queued: true });
+    }
+    let resolveStarted!: (id: string) => void;
+    const started = new Promise<string>((resolve) => (resolveStarted = resolve));
+    const turn: ActiveTurn = {
+      started,
+      resolveStarted,
+      lastMessage: "",
+      ...(this.#totalUsage && { usageAtStart: this.#totalUsage }),
+      finished: false,
+    };
+    this.#active = turn;
+    if (this.#spec.timeoutMs !== undefined) {
+      const setTimer = this.#options.setTimer ?? defaultTimer;
+      turn.deadline = setTimer(() => this.#onDeadline(turn), this.#spec.timeoutMs);
+    }
+    return this.#rpc
+      .request<{ turn: { id: string } }>("turn/start", {
+        threadId: this.#threadId,
+        ...planTurn(this.#spec, prompt),
+      })
+      .then((result) => {
+        this.#turnIdKnown(turn, result.turn.id);
+        return { turnId: result.turn.id, queued: false };
+      })
+      .catch((error: unknown) => {
+        this.#finish(turn, {
+          type: "error",
+          code: "start_failed",
+          message: `Cannot start turn: ${errorMessage(error)}`,
+        });
+        throw error;
+      });
+  }
+
+  send(prompt: string): Promise<SendReceipt> {
+    if (this.#active && this.#spec.onBusy === "interrupt") {
+      this.#queue.push(prompt);
+      return this.#interruptActive().then(() => ({ queued: true }));
+    }
+    return this.startTurn(prompt);
+  }
+
+  async inject(text: string): Promise<InjectReceipt> {
+    if (this.#closing) throw new WrongState(`Cannot steer: session ${this.sessionId} stopped`);
+    const turn = this.#active;
+    if (!turn) {
+      if (this.#queue.length === 0) throw new NoActiveTurn(this.sessionId);
+      this.#queue.push(text);
+      return { deliveredAs: "nextTurn" };
+    }
+    // Sent before turn/started arrived: steering needs the turn's real id.
+    const turnId = turn.id ?? await turn.started;
+    if (turn.finished) return this.#injectAsNextTurn(text);
+    try {
+      await this.#rpc.request("turn/steer", {
+        threadId: this.#threadId,
+        input: textInput(text),
+        expectedTurnId: turnId,
+      });
+      return { deliveredAs: "steer", turnId };
+    } catch (error) {
+      // Not steerable, or it completed meanwhile: the text becomes the next turn instead.
+      if (error instanceof RpcError) return this.#injectAsNextTurn(text);
+      throw error;
+    }
+  }
+
+  #injectAsNextTurn(text: string): Promise<InjectReceipt> {
+    return this.startTurn(text).then((receipt) => ({
+      deliveredAs: "nextTurn" as const,
+      ...(receipt.turnId && { turnId: receipt.turnId }),
+    }));
+  }
+
+  /** Interrupts the running turn; queued turns are dropped (the runner asked the agent to stop). */
+  async interrupt(): Promise<void> {
+    const dropped = this.#queue.splice(0).length;
+    if (dropped > 0) this.emit({ type: "system", subtype: "queue_cleared", dropped });
+    await this.#interruptActive();
+  }
+
+  async #interruptActive(): Promise<void> {
+    const turn = this.#active;
+    if (!turn || turn.finished) return;
+    const turnId = turn.id ?? await turn.started;
+    await this.#rpc.request("turn/interrupt", { threadId: this.#threadId, turnId });
+    // The terminal event comes with turn/completed (status interrupted).
+  }
+
+  #turnIdKnown(turn: ActiveTurn, turnId: string): void {
+    if (turn.id !== undefined) return;
+    turn.id = turnId;
+    turn.resolveStarted(turnId);
+  }
+
+  #onDeadline(turn: ActiveTurn): void {
+    if (turn.finished) return;
+    const limit = this.#spec.timeoutMs;
+    this.#finish(turn, {
+      type: "error",
+      code: "timeout",
+      message: `Turn exceeded its deadline of ${limit} ms`,
+    });
+    if (turn.id) this.#bestEffort("turn/interrupt", { threadId: this.#threadId, turnId: turn.id });
+  }
+
+  /** Emits the turn's one terminal event, then starts the next queued turn. */
+  #finish(turn: ActiveTurn, terminal: EventBody): void {
+    if (turn.finished) return;
+    turn.finished = true;
+    turn.deadline?.cancel();
+    if (turn.id) {
+      this.#finishedTurns.add(turn.id);
+      // Late notifications only concern recent turns: keep the set small on long sessions.
+      if (this.#finishedTurns.size > 64) {
+        this.#finishedTurns.delete(this.#finishedTurns.values().next().value!);
+      }
+    }
+    // Unblock anyone waiting on the id (inject/interrupt) even if it never came.
+    turn.resolveStarted(turn.id ?? "");
+    this.emit(
+      turn.id && !("turnId" in terminal && terminal.turnId)
+        ? { ...terminal, turnId: turn.id }
+        : terminal,
+    );
+    if (this.#active === turn) this.#active = undefined;
+    const next = this.#queue.shift();
+    if (next !== undefined && !this.#closing) {
+      this.startTurn(next).catch((error) =>
+        this.#options.log?.("queued turn failed to start", { error: errorMessage(error) })
+      );
+    }
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Input from codex (routed here by threadId)
+
+  onNotification(method: string, params: unknown): void {
+    if (this.#closing) return; // stopping or crashed: the session's last word is already said
+    const mapped = mapNotification(method, params);
+    if (mapped.unknown) this.stats.unknownNotifications++;
+    if (mapped.invalid) {
+      this.stats.invalidNotifications++;
+      this.#options.log?.("invalid notification", { detail: mapped.invalid });
+    }
+    if (mapped.fileChange) this.#fileChanges.set(mapped.fileChange.id, mapped.fileChange);
+    if (mapped.totalUsage) this.#totalUsage = mapped.totalUsage;
+    const turn = this.#active;
+    for (const event of mapped.events) {
+      if (event.type === "turn.started") {
+        if (turn && event.turnId) this.#turnIdKnown(turn, event.turnId);
+        if (event.turnId && this.#finishedTurns.has(event.turnId)) continue;
+      }
+      if (event.type === "message" && turn) turn.lastMessage = event.text;
+      this.emit(event);
+    }
+    if (mapped.turnCompleted) {
+      const done = mapped.turnCompleted;
+      if (this.#finishedTurns.has(done.id)) return; // timed out or stopped earlier
+      if (!turn) {
+        this.#options.log?.("turn/completed for no active turn", { turnId: done.id });
+        return;
+      }
+      this.#turnIdKnown(turn, done.id);
+      const usage = this.#totalUsage ? usageDelta(this.#totalUsage, turn.usageAtStart) : undefined;
+      this.#finish(turn, terminalEvent(done, turn.lastMessage, usage));
+    }
+  }
+
+  async onServerRequest(method: string, params: unknown): Promise<unknown> {
+    const plan = planServerRequest(method, params, {
+      worktree: this.#spec.cwd,
+      fileChanges: this.#fileChanges,
+    });
+    if (plan.kind === "refuse") {
+      this.emit({
+        type: "system",
+        subtype: "unhandled_server_request",
+        method,
+        reason: plan.reason,
+      });
+      return plan.result;
+    }
+    if (plan.kind === "error") {
+      this.emit({
+        type: "system",
+        subtype: "unhandled_server_request",
+        method,
+        reason: plan.message,
+      });
+      throw new RpcError(method, plan.code, plan.message);
+    }
+    const requestId = `apr_${Date.now().toString(36)}_${(++requestCounter).toString(36)}`;
+    const started = performance.now();
+    const verdict: ApprovalVerdict = await this.#approver.decide(plan.request, {
+      requestId,
+      sessionId: this.sessionId,
+      threadId: this.#threadId,
+      ...(plan.turnId && { turnId: plan.turnId }),
+      ...(plan.itemId && { itemId: plan.itemId }),
+      worktree: this.#spec.cwd,
+      policy: this.#spec.policy,
+      permissionMode: this.#spec.permissionMode,
+      ...(this.#spec.permissionConfig && { permissionConfig: this.#spec.permissionConfig }),
+    }).catch((error: unknown): ApprovalVerdict => ({
+      decision: "deny",
+      source: "error",
+      reason: `approval bridge failed: ${errorMessage(error)}`,
+    }));
+    const request = plan.request;
+    this.emit({
+      type: "approval",
+      ...(plan.turnId && { turnId: plan.turnId }),
+      requestId,
+      kind: request.kind,
+      ...("command" in request && { command: request.command }),
+      ...("paths" in request && { paths: request.paths }),
+      ...(request.kind === "mcpTool" && { tool: { server: request.server, name: request.tool } }),
+      decision: verdict.decision,
+      ...(verdict.ruleId && { ruleId: verdict.ruleId }),
+      source: verdict.source,
+      reason: verdict.reason,
+      ...(verdict.policyVersion && { policyVersion: verdict.policyVersion }),
+      elapsedMs: Math.round((performance.now() - started) * 1000) / 1000,
+    });
+    for (const extra of verdict.extraEvents ?? []) {
+      this.emit({ ...extra, ...(plan.turnId && { turnId: plan.turnId }) } as EventBody);
+    }
+    if (verdict.decision === "deny") {
+      this.emit({
+        type: "system",
+        subtype: "approval_denied",
+        ...(plan.turnId && { turnId: plan.turnId }),
+        requestId,
+        message: verdict.reason,
+      });
+    }
+    return plan.reply(verdict.decision);
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Ending
+
+  /** Stops the session: interrupt, unsubscribe, `error{context_cancelled}`, close. Idempotent. */
+  stop(code: ErrorCode = "context_cancelled"): Promise<void> {
+    this.#stopping ??= this.#stop(code);
+    return this.#stopping;
+  }
+
+  async #stop(code: ErrorCode): Promise<void> {
+    this.#closing = true;
+    this.#queue.length = 0;
+    const turn = this.#active;
+    if (turn && !turn.finished) {
+      this.#finish(turn, { type: "error", code, message: stopMessage(code) });
+      if (turn.id) {
+        await this.#bestEffort("turn/interrupt", { threadId: this.#threadId, turnId: turn.id });
+      }
+    }
+    await this.#bestEffort("thread/unsubscribe", { threadId: this.#threadId });
+    // Idle sessions get no terminal event: this tells readers why the stream ends.
+    this.emit({ type: "system", subtype: "session_stopped", reason: code });
+    this.#close();
+  }
+
+  /** The child died: the running turn (or the idle session) gets `app_server_crashed`. */
+  crashed(reason: string): void {
+    if (this.#closing) {
+      this.#close(); // a stop was under way; its requests can no longer be answered
+      return;
+    }
+    this.#closing = true;
+    this.#queue.length = 0;
+    const turn = this.#active;
+    const message = `codex app-server exited: ${reason}`;
+    if (turn && !turn.finished) {
+      this.#finish(turn, { type: "error", code: "app_server_crashed", message });
+    } else this.emit({ type: "error", code: "app_server_crashed", message });
+    this.#close();
+  }
+
+  #close(): void {
+    if (this.#stream.close()) this.#options.onClose?.(this);
+  }
+
+  async #bestEffort(method: string, params: unknown): Promise<void> {
+    try {
+      await this.#rpc.request(method, params, {
+        timeoutMs: this.#options.stopRequestTimeoutMs ?? 2000,
+      });
+    } catch (error) {
+      this.#options.log?.(`${method} failed while stopping`, { error: errorMessage(error) });
+    }
+  }
+}
+
+function defaultTimer(fn: () => void, ms: number): { cancel(): void } {
+  const timer = setTimeout(fn, ms);
+  return { cancel: () => clearTimeout(timer) };
+}
+
+function stopMessage(code: ErrorCode): string {
+  switch (code) {
+    case "daemon_shutdown":
+      return "The daemon is shutting down";
+    case "context_cancelled":
+      return "The session was stopped";
+    default:
+      return `The turn ended: ${code}`;
+  }
+}

@@ -1,0 +1,461 @@
+/**
+ * CodexProcess: one `codex app-server` child, from spawn through the initialize handshake to a
+ * reaped exit.
+ *
+ * - Runs in its own process group, so stop() can signal codex together with everything it
+ *   started (MCP servers, commands); none of them may outlive it.
+ * - If the daemon dies, even by SIGKILL, the kernel closes the write end of codex's stdin;
+ *   app-server exits on stdin EOF (verified on 0.169.0, see test/process.test.ts).
+ * - stderr goes to a bounded ring (quoted in failure messages) and to the logger, never into the
+ *   protocol stream.
+ */
+import { type ChildProcess, spawn } from "node:child_process";
+import { readdirSync, readFileSync } from "node:fs";
+import { mkdir } from "node:fs/promises";
+import { Readable, Writable } from "node:stream";
+import { z } from "zod";
+import { ConnectionClosed, errorMessage, ProviderUnavailable } from "../../errors.ts";
+import { type BinarySource, resolveCodexBinary, type ResolvedBinary } from "./binary.ts";
+import { buildChildEnv } from "./child-env.ts";
+import { JsonRpcConnection } from "./jsonrpc.ts";
+import { StderrRing } from "./stderr-ring.ts";
+
+export const InitializeResult = z.object({
+  userAgent: z.string(),
+  codexHome: z.string(),
+  platformFamily: z.string(),
+  platformOs: z.string(),
+});
+export type InitializeResult = z.infer<typeof InitializeResult>;
+
+export interface ExitInfo {
+  /** Exit code, or null when a signal ended the process. */
+  code: number | null;
+  signal: NodeJS.Signals | null;
+}
+
+/** Receives codex's stderr lines (ANSI stripped) and codexd's own notes about the child. */
+export interface CodexProcessLogger {
+  stderr(line: string): void;
+  info?(message: string): void;
+}
+
+/**
+ * What CodexProcess needs of the JSON-RPC connection over codex's stdio. JsonRpcConnection
+ * (the default) fits; tests and callers may build their own with `connect`.
+ */
+export interface CodexRpc {
+  request(
+    method: string,
+    params: unknown,
+    options?: { timeoutMs?: number; signal?: AbortSignal },
+  ): Promise<unknown>;
+  notify(method: string, params?: unknown): unknown;
+  /** Fails pending requests with `cause` and closes the writer (ends codex's stdin). */
+  stop(cause?: unknown): unknown;
+}
+
+export interface CodexProcessOptions<R extends CodexRpc = JsonRpcConnection> {
+  /**
+   * Builds the connection over codex's stdout (readable) and stdin (writable). Default: a
+   * JsonRpcConnection with default options; pass one to set its logger, timeouts or retries.
+   */
+  connect?: (stdout: ReadableStream<Uint8Array>, stdin: WritableStream<Uint8Array>) => R;
+  /** codexd's own CODEX_HOME for this child; created (mode 0700) if missing. */
+  codexHome: string;
+  /** Explicit codex binary; otherwise $CODEX_BIN, node_modules, PATH (see binary.ts). */
+  binary?: string;
+  /** Arguments after `app-server` (e.g. `-c key=value` overrides). */
+  extraArgs?: readonly string[];
+  /** The environment to filter through the allow-list (default `process.env`). */
+  inheritedEnv?: Readonly<Record<string, string | undefined>>;
+  /** Variables the configuration adds explicitly. */
+  extraEnv?: Readonly<Record<string, string>>;
+  /** Working folder of the app-server process (default: the daemon's). */
+  cwd?: string;
+  /** Folders searched for node_modules/@openai/codex (default: the cwd). */
+  searchFrom?: readonly string[];
+  clientInfo?: { title?: string; version?: string };
+  /** How long initialize may take (default 30 s). */
+  handshakeTimeoutMs?: number;
+  /** After stdin is closed, how long codex gets to exit on its own (default 2 s). */
+  stdinGraceMs?: number;
+  /** After SIGTERM to the group, how long before SIGKILL (default 5 s). */
+  killGraceMs?: number;
+  logger?: CodexProcessLogger;
+  /** Aborting during start kills the child and rejects with ProviderUnavailable. */
+  signal?: AbortSignal;
+}
+
+const CODEXD_VERSION = "0.1.0";
+const STDERR_LINES_IN_ERRORS = 20;
+
+export class CodexProcess<R extends CodexRpc = JsonRpcConnection> implements AsyncDisposable {
+  readonly pid: number;
+  readonly binary: ResolvedBinary;
+  readonly rpc: R;
+  /** Resolves once the process has exited and been reaped. Never rejects. */
+  readonly exited: Promise<ExitInfo>;
+  #initialize: InitializeResult | undefined;
+  readonly #child: ChildProcess;
+  readonly #stderr: StderrRing;
+  readonly #stderrEnded: Promise<void>;
+  readonly #options: CodexProcessOptions<R>;
+  readonly #exitListeners = new Set<(reason: string, exit: ExitInfo) => void>();
+  #exit: ExitInfo | undefined;
+  /** The process exited before stop() was called. */
+  #exitedOnItsOwn = false;
+  #stopping: Promise<ExitInfo> | undefined;
+  /** Set once an unexpected exit was announced. */
+  #crash: { reason: string; exit: ExitInfo } | undefined;
+
+  private constructor(
+    child: ChildProcess,
+    binary: ResolvedBinary,
+    options: CodexProcessOptions<R>,
+  ) {
+    this.#child = child;
+    this.pid = child.pid!;
+    this.binary = binary;
+    this.#options = options;
+    this.#stderr = new StderrRing();
+    this.exited = new Promise((resolve) => {
+      child.once("exit", (code, signal) => {
+        this.#exit = { code, signal };
+        this.#exitedOnItsOwn = this.#stopping === undefined;
+        resolve(this.#exit);
+      });
+    });
+    this.#stderrEnded = this.#pumpStderr();
+    // Without `connect`, R is its default, JsonRpcConnection: the cast only restates that.
+    const connect = options.connect ??
+      ((stdout, stdin) => new JsonRpcConnection(stdout, stdin) as unknown as R);
+    this.rpc = connect(
+      Readable.toWeb(child.stdout!) as unknown as ReadableStream<Uint8Array>,
+      Writable.toWeb(child.stdin!) as unknown as WritableStream<Uint8Array>,
+    );
+    void this.exited.then((exit) => this.#onExit(exit));
+  }
+
+  /** Spawns codex and runs the handshake; rejects with ProviderUnavailable on any failure. */
+  static async start<R extends CodexRpc = JsonRpcConnection>(
+    options: CodexProcessOptions<R>,
+  ): Promise<CodexProcess<R>> {
+    if (options.signal?.aborted) {
+      throw new ProviderUnavailable("Cannot start codex: start was aborted", {
+        cause: options.signal.reason,
+      });
+    }
+    const binary = await resolveCodexBinary({
+      binary: options.binary,
+      env: options.inheritedEnv,
+      searchFrom: options.searchFrom,
+    });
+    try {
+      await mkdir(options.codexHome, { recursive: true, mode: 0o700 });
+    } catch (error) {
+      throw new ProviderUnavailable(
+        `Cannot start codex: cannot create CODEX_HOME ${options.codexHome}: ${errorMessage(error)}`,
+        { cause: error },
+      );
+    }
+    const child = spawn(binary.path, ["app-server", ...(options.extraArgs ?? [])], {
+      cwd: options.cwd,
+      env: buildChildEnv({
+        inherited: options.inheritedEnv ?? process.env,
+        extra: options.extraEnv,
+        codexHome: options.codexHome,
+      }),
+      stdio: ["pipe", "pipe", "pipe"],
+      // Own process group: stop() signals -pid, reaching everything codex started.
+      detached: true,
+    });
+    await spawned(child, binary);
+    let codex: CodexProcess<R>;
+    try {
+      codex = new CodexProcess(child, binary, options);
+    } catch (error) {
+      // `connect` threw: nothing owns the child yet, so end it here.
+      signalGroup(child.pid!, "SIGKILL");
+      throw new ProviderUnavailable(
+        `Cannot start codex: cannot connect to ${binary.path}: ${errorMessage(error)}`,
+        { cause: error },
+      );
+    }
+    try {
+      await codex.#handshake();
+      return codex;
+    } catch (error) {
+      // A closed connection usually means codex is exiting: let it, so the message says how.
+      if (error instanceof ConnectionClosed) await settledWithin(codex.exited, 1_000);
+      await codex.stop();
+      throw await codex.#startFailure(error);
+    }
+  }
+
+  /** The handshake's answer (validated). */
+  get initializeResult(): InitializeResult {
+    return this.#initialize!;
+  }
+
+  /** codex's version, parsed from the userAgent ("codexd/0.169.0 (Debian ...)" → "0.169.0"). */
+  get version(): string {
+    return parseVersion(this.#initialize!.userAgent);
+  }
+
+  /** The exit, once it happened. */
+  get exitInfo(): ExitInfo | undefined {
+    return this.#exit;
+  }
+
+  /** The last stderr lines (ANSI stripped), oldest first. */
+  stderrTail(lines?: number): string[] {
+    return this.#stderr.lines(lines);
+  }
+
+  /**
+   * Calls `listener` once if codex exits without stop() having been called (a crash, a kill -9).
+   * Returns an unsubscribe function.
+   */
+  onExit(listener: (reason: string, exit: ExitInfo) => void): () => void {
+    this.#exitListeners.add(listener);
+    if (this.#crash) {
+      // Registered after the crash was announced: it still hears about it, once.
+      const crash = this.#crash;
+      queueMicrotask(() => {
+        if (this.#exitListeners.delete(listener)) this.#notify(listener, crash);
+      });
+    }
+    return () => this.#exitListeners.delete(listener);
+  }
+
+  /**
+   * Graceful and idempotent: close stdin and give codex `stdinGraceMs` to exit, then SIGTERM the
+   * group, SIGKILL it after `killGraceMs`. Always waits for the reap; also signals the group
+   * once the leader is gone so no straggler outlives it.
+   */
+  stop(): Promise<ExitInfo> {
+    this.#stopping ??= this.#stop();
+    return this.#stopping;
+  }
+
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.stop();
+  }
+
+  async #stop(): Promise<ExitInfo> {
+    const stdinGraceMs = this.#options.stdinGraceMs ?? 2_000;
+    const killGraceMs = this.#options.killGraceMs ?? 5_000;
+    // Fails pending requests and ends the writer, i.e. codex's stdin: codex exits on EOF. Not
+    // awaited here: the connection finishes only once codex's stdout ends, after the exit.
+    const rpcStopped = this.rpc.stop(new ConnectionClosed("codex is stopping"));
+    this.#child.stdin?.end();
+    if (!(await settledWithin(this.exited, stdinGraceMs))) {
+      // A full pipe can keep EOF from arriving; closing the fd cannot be held up.
+      this.#child.stdin?.destroy();
+      this.#info(
+        `codex pid ${this.pid} still running ${stdinGraceMs} ms after stdin closed: SIGTERM`,
+      );
+      signalGroup(this.pid, "SIGTERM");
+      if (!(await settledWithin(this.exited, killGraceMs))) {
+        this.#info(`codex pid ${this.pid} ignored SIGTERM for ${killGraceMs} ms: SIGKILL`);
+        signalGroup(this.pid, "SIGKILL");
+      }
+    }
+    const exit = await this.exited;
+    await this.#reapStragglers(killGraceMs);
+    await settledWithin(rpcStopped, 1_000);
+    return exit;
+  }
+
+  /** The leader is gone; members of its group may remain (they are not our children). */
+  async #reapStragglers(killGraceMs: number): Promise<void> {
+    if (!signalGroup(this.pid, "SIGTERM")) return;
+    const deadline = Date.now() + killGraceMs;
+    while (Date.now() < deadline) {
+      await delay(25);
+      if (!groupHasLiveMembers(this.pid)) return;
+    }
+    signalGroup(this.pid, "SIGKILL");
+  }
+
+  async #handshake(): Promise<void> {
+    const timeoutMs = this.#options.handshakeTimeoutMs ?? 30_000;
+    // Resolves (never rejects) so a later, ordinary exit is no unhandled rejection.
+    const exitedEarly = this.exited.then((exit) => new EarlyExit(exit));
+    const answer = await Promise.race([
+      this.rpc.request("initialize", {
+        clientInfo: {
+          name: "codexd",
+          title: this.#options.clientInfo?.title ?? "codexd",
+          version: this.#options.clientInfo?.version ?? CODEXD_VERSION,
+        },
+        capabilities: null,
+      }, { timeoutMs, signal: this.#options.signal }),
+      exitedEarly,
+    ]);
+    if (answer instanceof EarlyExit) throw answer;
+    const parsed = InitializeResult.safeParse(answer);
+    if (!parsed.success) {
+      throw new Error(`initialize answered an unexpected shape: ${z.prettifyError(parsed.error)}`);
+    }
+    this.#initialize = parsed.data;
+    await this.rpc.notify("initialized");
+  }
+
+  async #startFailure(error: unknown): Promise<ProviderUnavailable> {
+    const exit = await this.exited;
+    // Exit can be reported before the last stderr bytes were read.
+    await settledWithin(this.#stderrEnded, 500);
+    const tried = `${this.binary.path} (from ${describeSource(this.binary.source)})`;
+    const why = this.#exitedOnItsOwn
+      ? `exited ${describeExit(exit)} before answering initialize`
+      : this.#options.signal?.aborted
+      ? "start was aborted"
+      : `failed the initialize handshake: ${errorMessage(error)} (then ${describeExit(exit)})`;
+    const stderr = this.#stderr.lines(STDERR_LINES_IN_ERRORS);
+    const tail = stderr.length > 0 ? `; last stderr:\n${stderr.join("\n")}` : "; no stderr output";
+    return new ProviderUnavailable(`Cannot start codex: ${tried} ${why}${tail}`, {
+      cause: this.#exitedOnItsOwn ? undefined : error,
+    });
+  }
+
+  async #pumpStderr(): Promise<void> {
+    const stream = this.#child.stderr!;
+    stream.setEncoding("utf8");
+    const log = (lines: string[]) => {
+      for (const line of lines) this.#options.logger?.stderr(line);
+    };
+    stream.on("data", (chunk: string) => log(this.#stderr.write(chunk)));
+    await new Promise<void>((resolve) => {
+      stream.once("close", resolve);
+      stream.once("end", resolve);
+      stream.once("error", () => resolve());
+    });
+    log(this.#stderr.flush());
+  }
+
+  #onExit(exit: ExitInfo): void {
+    if (this.#stopping) return;
+    const reason = `codex app-server (pid ${this.pid}) exited ${describeExit(exit)}`;
+    void this.rpc.stop(new ConnectionClosed(reason));
+    // The group may still hold codex's children; signal them without waiting.
+    void this.#reapStragglers(this.#options.killGraceMs ?? 5_000);
+    if (this.#initialize === undefined) return; // start() reports this one
+    this.#info(reason);
+    this.#crash = { reason, exit };
+    const listeners = [...this.#exitListeners];
+    this.#exitListeners.clear();
+    for (const listener of listeners) this.#notify(listener, this.#crash);
+  }
+
+  #notify(
+    listener: (reason: string, exit: ExitInfo) => void,
+    crash: { reason: string; exit: ExitInfo },
+  ): void {
+    try {
+      listener(crash.reason, crash.exit);
+    } catch (error) {
+      this.#info(`onExit listener threw: ${errorMessage(error)}`);
+    }
+  }
+
+  #info(message: string): void {
+    this.#options.logger?.info?.(message);
+  }
+}
+
+class EarlyExit extends Error {
+  constructor(readonly exit: ExitInfo) {
+    super(`exited ${describeExit(exit)}`);
+  }
+}
+
+/** "codexd/0.169.0 (Debian 12; x86_64) ..." → "0.169.0" */
+export function parseVersion(userAgent: string): string {
+  const match = /^[^/\s]+\/(\d+\.\d+\.\d+[^\s]*)/.exec(userAgent);
+  return match ? match[1] : "unknown";
+}
+
+function spawned(child: ChildProcess, binary: ResolvedBinary): Promise<void> {
+  return new Promise((resolve, reject) => {
+    child.once("spawn", () => resolve());
+    child.once("error", (error) => {
+      reject(
+        new ProviderUnavailable(
+          `Cannot start codex: cannot spawn ${binary.path} (from ${
+            describeSource(binary.source)
+          }): ${errorMessage(error)}`,
+          { cause: error },
+        ),
+      );
+    });
+  });
+}
+
+/** Sends `signal` to the process group; false when the group no longer exists. */
+function signalGroup(pid: number, signal: NodeJS.Signals | 0): boolean {
+  try {
+    process.kill(-pid, signal);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Whether a process group still has a member that is not a zombie. Members whose parent (codex)
+ * is gone are reparented to init and stay zombies until init reaps them, which can take long;
+ * they still count for kill(-pgid, 0), so on Linux we read /proc instead.
+ */
+function groupHasLiveMembers(pgid: number): boolean {
+  if (!signalGroup(pgid, 0)) return false;
+  let entries: string[];
+  try {
+    entries = readdirSync("/proc");
+  } catch {
+    return true; // no /proc (macOS): the signal probe is all we have
+  }
+  for (const entry of entries) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, "utf8");
+      // "pid (comm) state ppid pgrp ...": comm may contain spaces and parentheses.
+      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+      if (Number(fields[2]) === pgid && fields[0] !== "Z") return true;
+    } catch {
+      // The process ended while we looked.
+    }
+  }
+  return false;
+}
+
+/** Waits for `promise` (outcome ignored) at most `ms`; true if it settled in time. */
+async function settledWithin(promise: Promise<unknown> | unknown, ms: number): Promise<boolean> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const timeout = new Promise<false>((resolve) => {
+    timer = setTimeout(() => resolve(false), ms);
+  });
+  try {
+    return await Promise.race([Promise.resolve(promise).then(() => true, () => true), timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+function delay(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+function describeExit(exit: ExitInfo): string {
+  return exit.signal ? `on signal ${exit.signal}` : `with code ${exit.code}`;
+}
+
+function describeSource(source: BinarySource): string {
+  return {
+    option: "the binary option",
+    env: "$CODEX_BIN",
+    node_modules: "node_modules",
+    path: "PATH",
+  }[source];
+}

@@ -1,0 +1,258 @@
+/**
+ * The protocol surface codexd uses, in one table: every request we send (with every param field
+ * we set and every result field we read), every notification we send or handle, every server
+ * request we answer (the fields we read and the answer shapes we send).
+ *
+ * drift.ts checks this table against the JSON schema the installed codex generates, so a renamed
+ * method or field shows up as a named problem at test time and in the daemon's health output,
+ * not as a silently ignored field. Whoever adds a call or reads a new field adds it here.
+ *
+ * Paths: `a.b` descends into an object, `a[]` into an array's items (`input[].text`). A path
+ * that reaches an open map (an object without declared properties) is accepted from there on.
+ * `values` lists the string values we send or switch on; each must be allowed by the schema.
+ */
+
+export interface FieldUse {
+  path: string;
+  values?: readonly string[];
+}
+
+export type FieldList = readonly (string | FieldUse)[];
+
+export interface RequestUse {
+  method: string;
+  /** Fields of `params`: the ones we send (client requests) or read (server requests). */
+  params: FieldList;
+  /** Fields of `result`: the ones we read (client requests) or send (server requests). */
+  result: FieldList;
+  /**
+   * The schema type of the result when it is not named after the params type
+   * (`ConfigBatchWriteParams` is answered by `ConfigWriteResponse`).
+   */
+  resultType?: string;
+}
+
+export interface NotificationUse {
+  method: string;
+  params: FieldList;
+}
+
+export interface ProtocolUsage {
+  clientRequests: readonly RequestUse[];
+  clientNotifications: readonly NotificationUse[];
+  serverNotifications: readonly NotificationUse[];
+  serverRequests: readonly RequestUse[];
+}
+
+/** Overrides thread/start and thread/resume share. */
+const THREAD_OVERRIDES: FieldList = [
+  "cwd",
+  "model",
+  { path: "approvalPolicy", values: ["untrusted", "on-request", "never"] },
+  { path: "sandbox", values: ["read-only", "workspace-write", "danger-full-access"] },
+  "baseInstructions",
+  "developerInstructions",
+  "config",
+];
+
+const TEXT_INPUT: FieldList = [
+  { path: "input[].type", values: ["text"] },
+  "input[].text",
+  "input[].text_elements",
+];
+
+const TURN_FIELDS = (prefix: string): FieldList => [
+  `${prefix}.id`,
+  { path: `${prefix}.status`, values: ["completed", "interrupted", "failed", "inProgress"] },
+];
+
+const TURN_SCOPED: FieldList = ["threadId", "turnId"];
+
+const ITEM_FIELDS: FieldList = [
+  {
+    path: "item.type",
+    values: [
+      "agentMessage",
+      "reasoning",
+      "commandExecution",
+      "fileChange",
+      "mcpToolCall",
+      "webSearch",
+    ],
+  },
+  "item.id",
+  "item.text",
+  "item.summary",
+  "item.content",
+  "item.command",
+  "item.cwd",
+  "item.status",
+  "item.aggregatedOutput",
+  "item.exitCode",
+  "item.changes[].path",
+  { path: "item.changes[].kind.type", values: ["add", "delete", "update"] },
+  "item.changes[].kind.move_path",
+  "item.changes[].diff",
+  "item.server",
+  "item.tool",
+  "item.arguments",
+  "item.result",
+  "item.error.message",
+  "item.query",
+];
+
+const TOKEN_BREAKDOWN = [
+  "inputTokens",
+  "cachedInputTokens",
+  "outputTokens",
+  "reasoningOutputTokens",
+];
+
+const V2_DECISIONS = ["accept", "acceptForSession", "decline", "cancel"];
+
+export const PROTOCOL_USAGE: ProtocolUsage = {
+  clientRequests: [
+    {
+      method: "initialize",
+      params: ["clientInfo.name", "clientInfo.title", "clientInfo.version", "capabilities"],
+      result: ["userAgent", "codexHome", "platformFamily", "platformOs"],
+    },
+    {
+      method: "thread/start",
+      params: THREAD_OVERRIDES,
+      result: ["thread.id", "model"],
+    },
+    {
+      method: "thread/resume",
+      params: ["threadId", ...THREAD_OVERRIDES],
+      result: ["thread.id", "model"],
+    },
+    {
+      method: "turn/start",
+      params: [
+        "threadId",
+        ...TEXT_INPUT,
+        "cwd",
+        { path: "approvalPolicy", values: ["untrusted", "on-request", "never"] },
+        "effort",
+        "model",
+      ],
+      result: TURN_FIELDS("turn"),
+    },
+    {
+      method: "turn/steer",
+      params: ["threadId", ...TEXT_INPUT, "expectedTurnId"],
+      result: ["turnId"],
+    },
+    { method: "turn/interrupt", params: ["threadId", "turnId"], result: [] },
+    { method: "thread/unsubscribe", params: ["threadId"], result: [] },
+    {
+      method: "config/batchWrite",
+      params: [
+        "edits[].keyPath",
+        "edits[].value",
+        { path: "edits[].mergeStrategy", values: ["replace", "upsert"] },
+        "reloadUserConfig",
+      ],
+      result: [],
+      resultType: "ConfigWriteResponse",
+    },
+  ],
+
+  clientNotifications: [{ method: "initialized", params: [] }],
+
+  serverNotifications: [
+    { method: "turn/started", params: ["threadId", ...TURN_FIELDS("turn")] },
+    {
+      method: "turn/completed",
+      params: [
+        "threadId",
+        ...TURN_FIELDS("turn"),
+        "turn.items",
+        "turn.error.message",
+        "turn.error.codexErrorInfo",
+        "turn.error.additionalDetails",
+      ],
+    },
+    { method: "item/started", params: [...TURN_SCOPED, ...ITEM_FIELDS] },
+    { method: "item/completed", params: [...TURN_SCOPED, ...ITEM_FIELDS] },
+    { method: "item/agentMessage/delta", params: [...TURN_SCOPED, "itemId", "delta"] },
+    { method: "item/commandExecution/outputDelta", params: [...TURN_SCOPED, "itemId", "delta"] },
+    { method: "item/reasoning/textDelta", params: [...TURN_SCOPED, "itemId", "delta"] },
+    { method: "item/reasoning/summaryTextDelta", params: [...TURN_SCOPED, "itemId", "delta"] },
+    {
+      method: "thread/tokenUsage/updated",
+      params: [
+        ...TURN_SCOPED,
+        ...TOKEN_BREAKDOWN.map((f) => `tokenUsage.total.${f}`),
+        ...TOKEN_BREAKDOWN.map((f) => `tokenUsage.last.${f}`),
+      ],
+    },
+    {
+      method: "error",
+      params: [...TURN_SCOPED, "error.message", "error.codexErrorInfo", "willRetry"],
+    },
+    { method: "thread/status/changed", params: ["threadId", "status"] },
+    { method: "serverRequest/resolved", params: ["threadId", "requestId"] },
+  ],
+
+  serverRequests: [
+    {
+      method: "item/commandExecution/requestApproval",
+      params: [
+        ...TURN_SCOPED,
+        "itemId",
+        { path: "kind", values: ["command", "humanCommand", "writeStdin"] },
+        "command",
+        "cwd",
+        "commandActions",
+        "reason",
+      ],
+      result: [{ path: "decision", values: V2_DECISIONS }],
+    },
+    {
+      method: "item/fileChange/requestApproval",
+      params: [...TURN_SCOPED, "itemId", "reason", "grantRoot"],
+      result: [{ path: "decision", values: V2_DECISIONS }],
+    },
+    {
+      method: "item/permissions/requestApproval",
+      params: [...TURN_SCOPED, "itemId", "permissions", "reason"],
+      result: ["permissions", { path: "scope", values: ["turn"] }],
+    },
+    {
+      method: "mcpServer/elicitation/request",
+      params: ["threadId", "turnId", "serverName", "_meta"],
+      result: [{ path: "action", values: ["accept", "decline", "cancel"] }],
+    },
+    {
+      method: "item/tool/requestUserInput",
+      params: [...TURN_SCOPED, "itemId"],
+      result: ["answers"],
+    },
+    {
+      method: "item/tool/call",
+      params: [...TURN_SCOPED, "callId", "tool"],
+      result: [
+        { path: "contentItems[].type", values: ["inputText"] },
+        "contentItems[].text",
+        "success",
+      ],
+    },
+    {
+      method: "applyPatchApproval",
+      params: ["conversationId", "callId"],
+      result: ["decision.denied.rejection"],
+    },
+    {
+      method: "execCommandApproval",
+      params: ["conversationId", "callId"],
+      result: ["decision.denied.rejection"],
+    },
+    {
+      method: "account/chatgptAuthTokens/refresh",
+      params: [],
+      result: [],
+    },
+  ],
+};

@@ -1,0 +1,292 @@
+/**
+ * The codex provider: owns exactly one `codex app-server` child and multiplexes sessions (codex
+ * threads) over its stdio, each handle subscribed to its own thread id.
+ */
+import { ProviderUnavailable, RpcError } from "../../errors.ts";
+import type { McpServer, Spec } from "../spec.ts";
+import type {
+  Approver,
+  Capabilities,
+  Handle,
+  Provider,
+  ResumeOptions,
+  SpawnOptions,
+  TranscriptEntry,
+} from "../types.ts";
+import { CodexHandle } from "./handle.ts";
+import { mcpBatchWrite, planSpawn, planThread } from "./plan.ts";
+import type { CodexChild } from "./child.ts";
+
+export const CODEX_CAPABILITIES: Capabilities = Object.freeze({
+  supportsMessageInjection: true,
+  supportsSessionResume: true,
+  supportsToolPlugins: true,
+  needsBaseInstructions: true,
+  needsPermissionConfig: true,
+  supportsCodeIntelligenceEnforcement: false,
+  emitsSubagentEvents: false,
+  supportsReasoningEffort: true,
+  toolPermissionFormat: "codex",
+});
+
+export interface CodexProviderOptions {
+  /** A started child with its connection (see `startCodexChild`). */
+  child: CodexChild;
+  approver: Approver;
+  /** Whether a fleet policy lets its sessions use `bypassPermissions`. */
+  allowsBypass?: (policy: string) => boolean;
+  daemonMcpServers?: Record<string, McpServer>;
+  log?: (level: "debug" | "info" | "warn" | "error", message: string, data?: unknown) => void;
+  newSessionId?: () => string;
+  now?: () => Date;
+}
+
+type ProviderState = "ready" | "crashed" | "stopped";
+
+export class CodexProvider implements Provider {
+  readonly name = "codex";
+  readonly #options: CodexProviderOptions;
+  readonly #child: CodexChild;
+  readonly #handles = new Map<string, CodexHandle>();
+  #state: ProviderState = "ready";
+  #exitReason: string | undefined;
+  #mcpPushed: Promise<void> | undefined;
+  readonly #crashListeners: Array<(reason: string) => void> = [];
+
+  constructor(options: CodexProviderOptions) {
+    this.#options = options;
+    this.#child = options.child;
+    const rpc = this.#child.rpc;
+    rpc.onServerRequest((request) => this.#onServerRequest(request));
+    rpc.onNotification((method) => this.#log("debug", "notification with no session", { method }));
+    this.#child.onExit((reason) => this.#onChildExit(reason));
+  }
+
+  get state(): ProviderState {
+    return this.#state;
+  }
+
+  get pid(): number | undefined {
+    return this.#child.pid;
+  }
+
+  get version(): string | undefined {
+    return this.#child.version;
+  }
+
+  /** The last lines codex wrote to stderr. */
+  stderrTail(lines?: number): string[] {
+    return this.#child.stderrTail(lines);
+  }
+
+  /** Live sessions by codexd session id. */
+  get handles(): ReadonlyMap<string, CodexHandle> {
+    return this.#handles;
+  }
+
+  /** Called once when the child exits unexpectedly, after every session got its error event. */
+  onCrashed(listener: (reason: string) => void): void {
+    this.#crashListeners.push(listener);
+  }
+
+  capabilities(): Capabilities {
+    return CODEX_CAPABILITIES;
+  }
+
+  async spawn(spec: Spec, options: SpawnOptions = {}): Promise<Handle> {
+    this.#assertReady("spawn session");
+    const plan = planSpawn(spec, {
+      allowBypass: this.#options.allowsBypass?.(spec.policy) ?? false,
+      ...(this.#options.daemonMcpServers && { daemonMcpServers: this.#options.daemonMcpServers }),
+    });
+    const sessionId = options.sessionId ?? this.#newSessionId();
+    await this.#pushMcpConfig(sessionId);
+    const started = await this.#child.rpc.request<{ thread: { id: string }; model?: string }>(
+      "thread/start",
+      plan.threadStart,
+      { ...(options.signal && { signal: options.signal }) },
+    );
+    const handle = this.#attach(sessionId, started.thread.id, spec);
+    handle.emit({
+      type: "session.started",
+      threadId: started.thread.id,
+      ...(started.model && { model: started.model }),
+      cwd: spec.cwd,
+    });
+    await this.#firstTurn(handle, spec.prompt, options.signal);
+    return handle;
+  }
+
+  async resume(sessionId: string, spec: Spec, options: ResumeOptions): Promise<Handle> {
+    this.#assertReady("resume session");
+    const live = this.#handles.get(sessionId);
+    if (live) await live.stop();
+    const overrides = planThread(spec, {
+      allowBypass: this.#options.allowsBypass?.(spec.policy) ?? false,
+    });
+    await this.#pushMcpConfig(sessionId);
+    let threadId = options.threadId;
+    let prompt = spec.prompt;
+    let reseeded = false;
+    try {
+      const resumed = await this.#child.rpc.request<{ thread: { id: string } }>(
+        "thread/resume",
+        { threadId, ...overrides },
+        { ...(options.signal && { signal: options.signal }) },
+      );
+      threadId = resumed.thread.id;
+    } catch (error) {
+      if (!isUnresumable(error)) throw error;
+      // codex stores a thread only once its first turn completed: start afresh from our transcript.
+      const started = await this.#child.rpc.request<{ thread: { id: string } }>(
+        "thread/start",
+        overrides,
+        { ...(options.signal && { signal: options.signal }) },
+      );
+      threadId = started.thread.id;
+      prompt = reseedPrompt(options.transcript ?? [], spec.prompt);
+      reseeded = true;
+    }
+    const handle = this.#attach(sessionId, threadId, spec);
+    handle.emit({
+      type: "system",
+      subtype: reseeded ? "session_reseeded" : "session_resumed",
+      threadId,
+      ...(reseeded && {
+        previousThreadId: options.threadId,
+        message: "codex could not resume the thread; started a new one seeded with the transcript",
+      }),
+    });
+    await this.#firstTurn(handle, prompt, options.signal);
+    return handle;
+  }
+
+  /** Stops every session and the child. Idempotent. */
+  async shutdown(code: "context_cancelled" | "daemon_shutdown" = "daemon_shutdown"): Promise<void> {
+    if (this.#state === "stopped") return;
+    const wasReady = this.#state === "ready";
+    this.#state = "stopped";
+    if (wasReady) await Promise.all([...this.#handles.values()].map((h) => h.stop(code)));
+    await this.#child.stop();
+  }
+
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.shutdown();
+  }
+
+  // -------------------------------------------------------------------------------------------
+
+  #attach(sessionId: string, threadId: string, spec: Spec): CodexHandle {
+    const handle = new CodexHandle({
+      sessionId,
+      threadId,
+      spec,
+      rpc: this.#child.rpc,
+      approver: this.#options.approver,
+      onClose: (h) => {
+        this.#child.rpc.unsubscribe(h.threadId);
+        if (this.#handles.get(h.sessionId) === h) this.#handles.delete(h.sessionId);
+      },
+      ...(this.#options.now && { now: this.#options.now }),
+      log: (message, data) => this.#log("warn", message, { sessionId, ...data }),
+    });
+    this.#handles.set(sessionId, handle);
+    this.#child.rpc.subscribe(threadId, (method, params) => handle.onNotification(method, params));
+    return handle;
+  }
+
+  async #firstTurn(handle: CodexHandle, prompt: string, signal?: AbortSignal): Promise<void> {
+    const onAbort = () => void handle.stop();
+    signal?.addEventListener("abort", onAbort, { once: true });
+    try {
+      await handle.startTurn(prompt);
+    } catch (error) {
+      await handle.stop();
+      throw error;
+    } finally {
+      signal?.removeEventListener("abort", onAbort);
+    }
+  }
+
+  /** Daemon-wide MCP servers, once per provider lifetime; -32601 is a soft failure. */
+  #pushMcpConfig(sessionId: string): Promise<void> {
+    const servers = this.#options.daemonMcpServers;
+    if (!servers || Object.keys(servers).length === 0) return Promise.resolve();
+    this.#mcpPushed ??= this.#child.rpc.request("config/batchWrite", mcpBatchWrite(servers)).then(
+      () => undefined,
+      (error: unknown) => {
+        if (error instanceof RpcError && error.code === -32601) {
+          this.#log("warn", "codex does not support config/batchWrite", { sessionId });
+          return;
+        }
+        this.#mcpPushed = undefined; // try again with the next session
+        throw error;
+      },
+    );
+    return this.#mcpPushed;
+  }
+
+  async #onServerRequest(
+    request: { method: string; params?: unknown },
+  ): Promise<unknown> {
+    const threadId = threadIdOf(request.params);
+    const handle = threadId === undefined ? undefined : this.#byThread(threadId);
+    if (!handle) {
+      throw new RpcError(request.method, -32602, `No codexd session for thread ${threadId}`);
+    }
+    return await handle.onServerRequest(request.method, request.params);
+  }
+
+  #byThread(threadId: string): CodexHandle | undefined {
+    for (const handle of this.#handles.values()) if (handle.threadId === threadId) return handle;
+    return undefined;
+  }
+
+  #onChildExit(reason: string): void {
+    if (this.#state !== "ready") return;
+    this.#state = "crashed";
+    this.#exitReason = reason;
+    this.#log("error", "codex app-server exited", { reason, sessions: this.#handles.size });
+    for (const handle of [...this.#handles.values()]) handle.crashed(reason);
+    for (const listener of this.#crashListeners) listener(reason);
+  }
+
+  #assertReady(action: string): void {
+    if (this.#state === "ready") return;
+    throw new ProviderUnavailable(
+      this.#state === "crashed"
+        ? `Cannot ${action}: codex app-server exited (${this.#exitReason})`
+        : `Cannot ${action}: the provider is shut down`,
+    );
+  }
+
+  #newSessionId(): string {
+    return this.#options.newSessionId?.() ?? `ses_${crypto.randomUUID().replaceAll("-", "")}`;
+  }
+
+  #log(level: "debug" | "info" | "warn" | "error", message: string, data?: unknown): void {
+    this.#options.log?.(level, message, data);
+  }
+}
+
+function threadIdOf(params: unknown): string | undefined {
+  if (typeof params !== "object" || params === null) return undefined;
+  const threadId = (params as { threadId?: unknown }).threadId;
+  return typeof threadId === "string" ? threadId : undefined;
+}
+
+/** codex answers thread/resume this way for a thread it never stored. */
+function isUnresumable(error: unknown): boolean {
+  return error instanceof RpcError &&
+    /no rollout found|not found|no such thread/i.test(error.message);
+}
+
+/** The first prompt of a re-seeded thread: the earlier conversation, then the new prompt. */
+export function reseedPrompt(transcript: readonly TranscriptEntry[], prompt: string): string {
+  if (transcript.length === 0) return prompt;
+  const history = transcript
+    .map((entry) => `${entry.role === "user" ? "User" : "Assistant"}: ${entry.text}`)
+    .join("\n\n");
+  return `This session continues an earlier conversation whose thread could not be restored. ` +
+    `Here it is:\n\n${history}\n\nNow continue with:\n\n${prompt}`;
+}

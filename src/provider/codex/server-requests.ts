@@ -1,0 +1,178 @@
+/**
+ * codex server request → what codexd does with it: a pure table. Approval requests become a
+ * provider-neutral {@link ApprovalRequest} plus the reply codex reads for each verdict; every other
+ * request gets an immediate refusal in the shape its method expects. Nothing is left unanswered.
+ */
+import { z } from "zod";
+import type { ApprovalRequest } from "../types.ts";
+import { fileChangePaths } from "./event-map.ts";
+import type { FileChangeItem } from "./notifications.ts";
+
+export type ServerRequestPlan =
+  | {
+    kind: "approval";
+    request: ApprovalRequest;
+    turnId?: string;
+    itemId?: string;
+    reply: (decision: "allow" | "deny") => unknown;
+  }
+  | { kind: "refuse"; result: unknown; reason: string }
+  | { kind: "error"; code: number; message: string };
+
+const CommandApproval = z.looseObject({
+  kind: z.enum(["command", "humanCommand", "writeStdin"]).optional(),
+  threadId: z.string(),
+  turnId: z.string(),
+  itemId: z.string(),
+  command: z.string().nullish(),
+  cwd: z.string().nullish(),
+  reason: z.string().nullish(),
+});
+
+const FileChangeApproval = z.looseObject({
+  threadId: z.string(),
+  turnId: z.string(),
+  itemId: z.string(),
+  reason: z.string().nullish(),
+  grantRoot: z.string().nullish(),
+});
+
+const PermissionsApproval = z.looseObject({
+  threadId: z.string(),
+  turnId: z.string(),
+  itemId: z.string(),
+  reason: z.string().nullish(),
+  permissions: z.unknown(),
+});
+
+const Elicitation = z.looseObject({
+  threadId: z.string(),
+  turnId: z.string().nullish(),
+  serverName: z.string(),
+  message: z.string().optional(),
+  _meta: z.unknown().optional(),
+});
+
+const ElicitationMeta = z.looseObject({
+  codex_approval_kind: z.literal("mcp_tool_call"),
+  tool_name: z.string().optional(),
+  tool: z.string().optional(),
+});
+
+const commandReply = (d: "allow" | "deny") => ({ decision: d === "allow" ? "accept" : "decline" });
+const elicitationReply = (d: "allow" | "deny") => ({
+  action: d === "allow" ? "accept" : "decline",
+  content: null,
+  _meta: null,
+});
+
+export interface ServerRequestContext {
+  /** The session's worktree, used when codex omits the command's cwd. */
+  worktree: string;
+  /** File-change items seen in `item/started`, by item id (the approval carries no paths). */
+  fileChanges: ReadonlyMap<string, FileChangeItem>;
+}
+
+export function planServerRequest(
+  method: string,
+  params: unknown,
+  context: ServerRequestContext,
+): ServerRequestPlan {
+  switch (method) {
+    case "item/commandExecution/requestApproval": {
+      const p = CommandApproval.safeParse(params);
+      if (!p.success) return invalid(method, p.error, commandReply("deny"));
+      const d = p.data;
+      return {
+        kind: "approval",
+        turnId: d.turnId,
+        itemId: d.itemId,
+        request: {
+          kind: d.kind === "writeStdin" ? "writeStdin" : "command",
+          command: d.command ?? "",
+          cwd: d.cwd ?? context.worktree,
+          reason: d.reason ?? null,
+        },
+        reply: commandReply,
+      };
+    }
+    case "item/fileChange/requestApproval": {
+      const p = FileChangeApproval.safeParse(params);
+      if (!p.success) return invalid(method, p.error, commandReply("deny"));
+      const item = context.fileChanges.get(p.data.itemId);
+      return {
+        kind: "approval",
+        turnId: p.data.turnId,
+        itemId: p.data.itemId,
+        // An unseen item has no paths: the bridge declines a change it cannot see.
+        request: {
+          kind: "fileChange",
+          paths: item ? fileChangePaths(item) : [],
+          grantRoot: p.data.grantRoot ?? null,
+          reason: p.data.reason ?? null,
+        },
+        reply: commandReply,
+      };
+    }
+    case "item/permissions/requestApproval": {
+      const p = PermissionsApproval.safeParse(params);
+      if (!p.success) return invalid(method, p.error, { permissions: {}, scope: "turn" });
+      const requested = p.data.permissions;
+      return {
+        kind: "approval",
+        turnId: p.data.turnId,
+        itemId: p.data.itemId,
+        request: { kind: "permissions", permissions: requested, reason: p.data.reason ?? null },
+        reply: (d) => ({ permissions: d === "allow" ? requested : {}, scope: "turn" }),
+      };
+    }
+    case "mcpServer/elicitation/request": {
+      const p = Elicitation.safeParse(params);
+      if (!p.success) return invalid(method, p.error, elicitationReply("deny"));
+      const meta = ElicitationMeta.safeParse(p.data._meta);
+      if (!meta.success) {
+        return {
+          kind: "refuse",
+          result: elicitationReply("deny"),
+          reason: "codexd answers no MCP elicitation but tool-call approvals",
+        };
+      }
+      return {
+        kind: "approval",
+        ...(p.data.turnId ? { turnId: p.data.turnId } : {}),
+        request: {
+          kind: "mcpTool",
+          server: p.data.serverName,
+          tool: meta.data.tool_name ?? meta.data.tool ?? "",
+          arguments: p.data._meta,
+        },
+        reply: elicitationReply,
+      };
+    }
+    case "item/tool/requestUserInput":
+      return { kind: "refuse", result: { answers: {} }, reason: "no person answers questions" };
+    case "item/tool/call":
+      return {
+        kind: "refuse",
+        result: {
+          contentItems: [{ type: "inputText", text: "codexd provides no dynamic tools" }],
+          success: false,
+        },
+        reason: "codexd registers no dynamic tools",
+      };
+    case "execCommandApproval":
+    case "applyPatchApproval":
+      return {
+        kind: "refuse",
+        result: { decision: { denied: { rejection: "codexd judges only v2 approval requests" } } },
+        reason: "legacy approval request",
+      };
+    default:
+      return { kind: "error", code: -32601, message: `codexd does not handle ${method}` };
+  }
+}
+
+/** Params codexd cannot read are refused in the method's own shape, so the turn goes on. */
+function invalid(method: string, error: z.ZodError, result: unknown): ServerRequestPlan {
+  return { kind: "refuse", result, reason: `invalid ${method} params: ${z.prettifyError(error)}` };
+}

@@ -1,0 +1,70 @@
+/**
+ * The events a session emits, provider-agnostic. Every event has `type`, `sessionId`, `turnId`
+ * where known, and `ts` (ISO time). The daemon's journal adds `seq`.
+ *
+ * A turn ends with exactly one terminal event: `result` or `error`.
+ */
+
+export interface Usage {
+  inputTokens: number;
+  cachedInputTokens: number;
+  outputTokens: number;
+  reasoningTokens: number;
+}
+
+export type ErrorCode =
+  | "turn_failed"
+  | "interrupted"
+  | "context_cancelled"
+  | "app_server_crashed"
+  | "timeout"
+  | "daemon_shutdown"
+  | "start_failed";
+
+/** An event as a provider produces it; the handle adds `sessionId` and `ts`. */
+export type EventBody =
+  | { type: "session.started"; turnId?: string; threadId: string; model?: string; cwd: string }
+  | { type: "turn.started"; turnId?: string }
+  | { type: "text.delta"; turnId?: string; itemId?: string; text: string }
+  | { type: "message"; turnId?: string; itemId?: string; text: string }
+  | { type: "reasoning"; turnId?: string; itemId?: string; text: string }
+  | { type: "tool.use"; turnId?: string; toolId: string; name: string; input: unknown }
+  | {
+    type: "tool.result";
+    turnId?: string;
+    toolId: string;
+    output: string;
+    isError: boolean;
+    exitCode?: number | null;
+  }
+  | { type: "approval"; turnId?: string } & ApprovalRecord
+  | { type: "policy.shadow"; turnId?: string; [key: string]: unknown }
+  | { type: "usage"; turnId?: string } & Usage
+  | { type: "system"; turnId?: string; subtype: string; message?: string; [key: string]: unknown }
+  | { type: "result"; turnId?: string; text: string; usage?: Usage; turnStatus: string }
+  | { type: "error"; turnId?: string; code: ErrorCode; message: string };
+
+export type SessionEvent = EventBody & { sessionId: string; ts: string };
+
+export type SessionEventType = EventBody["type"];
+
+export function isTerminal(event: { type: string }): boolean {
+  return event.type === "result" || event.type === "error";
+}
+
+/** What the approval bridge decided, as recorded in `approval` events. */
+export interface ApprovalRecord {
+  requestId: string;
+  kind: ApprovalKind;
+  command?: string;
+  paths?: string[];
+  tool?: { server: string; name: string };
+  decision: "allow" | "deny";
+  ruleId?: string;
+  source: string;
+  reason: string;
+  policyVersion?: string;
+  elapsedMs: number;
+}
+
+export type ApprovalKind = "command" | "writeStdin" | "fileChange" | "mcpTool" | "permissions";

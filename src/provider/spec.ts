@@ -1,0 +1,62 @@
+/**
+ * The session spec: what a fleet runner asks for when it spawns or resumes a session.
+ * Provider-agnostic; `src/provider/codex/plan.ts` translates it for codex.
+ */
+import { existsSync, statSync } from "node:fs";
+import { isAbsolute } from "node:path";
+import { z } from "zod";
+
+export const PermissionMode = z.enum(["default", "acceptEdits", "plan", "bypassPermissions"]);
+export type PermissionMode = z.infer<typeof PermissionMode>;
+
+export const Decision = z.enum(["allow", "deny", "ask"]);
+export type Decision = z.infer<typeof Decision>;
+
+export const PermissionConfig = z.strictObject({
+  /** Argv-prefix patterns, e.g. "npm test"; where any allow pattern exists only matches pass. */
+  allowPatterns: z.array(z.string().min(1)).default([]),
+  disallowPatterns: z.array(z.string().min(1)).default([]),
+  defaultDecision: Decision.optional(),
+});
+export type PermissionConfig = z.infer<typeof PermissionConfig>;
+
+export const McpServer = z.strictObject({
+  command: z.string().min(1),
+  args: z.array(z.string()).default([]),
+  env: z.record(z.string(), z.string()).default({}),
+});
+export type McpServer = z.infer<typeof McpServer>;
+
+/** A name usable as a TOML bare key: it becomes `mcp_servers.<name>` in codex's config. */
+const McpServerName = z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, "must match [A-Za-z0-9_-]{1,64}");
+
+export const Cwd = z.string()
+  .refine(isAbsolute, "must be an absolute path")
+  .refine((p) => existsSync(p), "does not exist")
+  .refine((p) => existsSync(p) && statSync(p).isDirectory(), "is not a directory");
+
+export const Spec = z.strictObject({
+  prompt: z.string().min(1),
+  /** The session's worktree: absolute and existing. */
+  cwd: Cwd,
+  model: z.string().min(1).optional(),
+  baseInstructions: z.string().optional(),
+  developerInstructions: z.string().optional(),
+  reasoningEffort: z.enum(["none", "minimal", "low", "medium", "high", "xhigh"]).optional(),
+  sandbox: z.enum(["read-only", "workspace-write", "danger-full-access"]).optional(),
+  permissionMode: PermissionMode.default("default"),
+  /** The fleet policy's name (a file `policies/<name>.yaml`). */
+  policy: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/).default("default"),
+  permissionConfig: PermissionConfig.optional(),
+  mcpServers: z.record(McpServerName, McpServer).optional(),
+  /** Extra environment for commands codex runs in this session. Values are secrets: never echoed. */
+  env: z.record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/), z.string()).optional(),
+  /** Hard deadline for each turn; the turn ends with error{code:"timeout"}. */
+  timeoutMs: z.number().int().positive().max(7 * 24 * 3600_000).optional(),
+  /** What `send` does while a turn runs: queue it (default) or interrupt the running turn. */
+  onBusy: z.enum(["queue", "interrupt"]).default("queue"),
+  /** Opaque to codexd: stored and listed with the session. */
+  metadata: z.record(z.string(), z.unknown()).optional(),
+});
+export type Spec = z.infer<typeof Spec>;
+export type SpecInput = z.input<typeof Spec>;

@@ -1,0 +1,140 @@
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { resolveCodexBinary } from "../src/provider/codex/binary.ts";
+import {
+  checkProtocolDrift,
+  generateSchema,
+  loadSchemaDir,
+  type SchemaDocuments,
+} from "../src/provider/codex/drift.ts";
+import { PROTOCOL_USAGE, type ProtocolUsage } from "../src/provider/codex/protocol-usage.ts";
+
+let schemaDir: string;
+let documents: SchemaDocuments;
+
+beforeAll(async () => {
+  schemaDir = await mkdtemp(path.join(tmpdir(), "codexd-schema-"));
+  const codex = await resolveCodexBinary({ env: {}, searchFrom: [import.meta.dir] });
+  await generateSchema(codex.path, schemaDir);
+  documents = await loadSchemaDir(schemaDir);
+});
+
+afterAll(async () => {
+  await rm(schemaDir, { recursive: true, force: true });
+});
+
+/** PROTOCOL_USAGE with one client request's lists changed. */
+function withClientRequest(
+  method: string,
+  change: { method?: string; params?: string[]; result?: string[] },
+): ProtocolUsage {
+  return {
+    ...PROTOCOL_USAGE,
+    clientRequests: PROTOCOL_USAGE.clientRequests.map((use) =>
+      use.method === method
+        ? {
+          ...use,
+          method: change.method ?? use.method,
+          params: [...use.params, ...(change.params ?? [])],
+          result: [...use.result, ...(change.result ?? [])],
+        }
+        : use
+    ),
+  };
+}
+
+describe("protocol drift against the pinned codex", () => {
+  test("the generated schema has the method files the check reads", () => {
+    for (const file of ["ClientRequest.json", "ServerNotification.json", "ServerRequest.json"]) {
+      expect(Object.keys(documents)).toContain(file);
+    }
+  });
+
+  test("codexd's protocol usage has no drift", async () => {
+    const report = await checkProtocolDrift(schemaDir);
+    expect(report.problems).toEqual([]);
+    expect(report.ok).toBe(true);
+  });
+
+  test("a misspelt param is reported by name with a suggestion", async () => {
+    const report = await checkProtocolDrift(
+      documents,
+      withClientRequest("turn/start", { params: ["reasoningEffort"] }),
+    );
+    expect(report.ok).toBe(false);
+    expect(report.problems).toEqual([
+      'turn/start params: field "reasoningEffort" does not exist (did you mean "effort"?)',
+    ]);
+  });
+
+  test("a result field that is not there (threadId on thread/start) is reported", async () => {
+    const report = await checkProtocolDrift(
+      documents,
+      withClientRequest("thread/start", { result: ["threadId", "thread.idd"] }),
+    );
+    expect(report.problems).toEqual([
+      'thread/start result: field "threadId" does not exist (did you mean "thread"?)',
+      'thread/start result: field "thread.idd" does not exist (no "idd" in "thread") (did you mean "id"?)',
+    ]);
+  });
+
+  test("a renamed method is reported with the nearest real one", async () => {
+    const report = await checkProtocolDrift(
+      documents,
+      withClientRequest("turn/interrupt", { method: "turn/interupt" }),
+    );
+    expect(report.problems).toEqual([
+      'client request "turn/interupt" does not exist (did you mean "turn/interrupt"?)',
+    ]);
+  });
+
+  test("a notification field, an answer value and an array step are checked", async () => {
+    const usage: ProtocolUsage = {
+      ...PROTOCOL_USAGE,
+      serverNotifications: [{ method: "turn/completed", params: ["turn.errors"] }],
+      serverRequests: [{
+        method: "item/fileChange/requestApproval",
+        params: ["threadId[]"],
+        result: [{ path: "decision", values: ["accept", "approve"] }],
+      }],
+    };
+    const report = await checkProtocolDrift(documents, usage);
+    expect(report.problems).toEqual([
+      'notification turn/completed params: field "turn.errors" does not exist (no "errors" in "turn") (did you mean "error"?)',
+      'server request item/fileChange/requestApproval params: field "threadId[]": "threadId" is not an array',
+      'server request item/fileChange/requestApproval result: field "decision": value "approve" is not allowed',
+    ]);
+  });
+
+  test("a result type named explicitly must exist", async () => {
+    const usage: ProtocolUsage = {
+      ...PROTOCOL_USAGE,
+      clientRequests: [{
+        method: "config/batchWrite",
+        params: [],
+        result: [],
+        resultType: "ConfigBatchWriteResponse",
+      }],
+    };
+    const report = await checkProtocolDrift(documents, usage);
+    expect(report.problems).toEqual([
+      "config/batchWrite result: type ConfigBatchWriteResponse not found in the schema",
+    ]);
+  });
+
+  test("a schema folder without the method files is reported, not thrown", async () => {
+    const report = await checkProtocolDrift({}, PROTOCOL_USAGE);
+    expect(report.ok).toBe(false);
+    expect(report.problems).toContain(
+      "schema has no ClientRequest.json: cannot check client requests",
+    );
+  });
+
+  test("generateSchema names the binary when it cannot run", async () => {
+    await expect(generateSchema("/nonexistent/codex", schemaDir)).rejects.toThrow(
+      /Cannot generate the codex protocol schema with \/nonexistent\/codex/,
+    );
+  });
+});

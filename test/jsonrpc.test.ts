@@ -1,0 +1,330 @@
+import { describe, expect, test } from "bun:test";
+import {
+  ConnectionClosed,
+  RequestAborted,
+  RequestTimeout,
+  RpcError,
+  WriteFailed,
+} from "../src/errors.ts";
+import { JsonRpcConnection } from "../src/provider/codex/jsonrpc.ts";
+import { isTransient, type RetryPolicy, withRetry } from "../src/provider/codex/retry.ts";
+import { connectFakePeer } from "./support/fake-peer.ts";
+
+/** Retries that never wait on the wall clock; records the delays asked for. */
+function instantRetry(delays: number[] = []): RetryPolicy {
+  return {
+    attempts: 3,
+    delaysMs: [1000, 2000, 4000],
+    jitter: 0.2,
+    random: () => 0.5, // no jitter
+    sleep: (ms) => {
+      delays.push(ms);
+      return Promise.resolve();
+    },
+  };
+}
+
+describe("correlation", () => {
+  test("1000 concurrent requests answered in random order each get their own result", async () => {
+    const { connection, peer } = connectFakePeer();
+    const results = Array.from({ length: 1000 }, (_, i) => connection.request("echo", { i }));
+    const requests = [];
+    for (let i = 0; i < 1000; i++) requests.push(await peer.next((m) => m.method === "echo"));
+    requests.sort(() => Math.random() - 0.5);
+    for (const r of requests) {
+      await peer.send({ id: r.id, result: { i: (r.params as { i: number }).i } });
+    }
+    const answers = await Promise.all(results);
+    expect(answers.map((a) => (a as { i: number }).i)).toEqual(
+      Array.from({ length: 1000 }, (_, i) => i),
+    );
+    expect(connection.pendingCount).toBe(0);
+  });
+
+  test("an error response becomes an RpcError with codex's code and the method", async () => {
+    const { connection, peer } = connectFakePeer();
+    const answer = connection.request("turn/steer", {});
+    const request = await peer.next();
+    await peer.send({
+      id: request.id,
+      error: { code: -32600, message: "no active turn to steer" },
+    });
+    const error = await answer.catch((e) => e);
+    expect(error).toBeInstanceOf(RpcError);
+    expect(error).toMatchObject({
+      method: "turn/steer",
+      code: -32600,
+      message: "no active turn to steer",
+    });
+  });
+
+  test("a response for an unknown id is ignored and counted", async () => {
+    const { connection, peer } = connectFakePeer();
+    await peer.send({ id: 999, result: {} });
+    const answer = connection.request("x");
+    const request = await peer.next();
+    await peer.send({ id: request.id, result: "ok" });
+    expect(await answer).toBe("ok");
+    expect(connection.stats.unknownResponses).toBe(1);
+  });
+});
+
+describe("server requests", () => {
+  test.each([7, "req-7"])("id %p is echoed back exactly as received", async (id) => {
+    const { connection, peer } = connectFakePeer();
+    connection.onServerRequest((request) =>
+      Promise.resolve({ decision: "accept", method: request.method })
+    );
+    await peer.send({
+      id,
+      method: "item/commandExecution/requestApproval",
+      params: { threadId: "t" },
+    });
+    const reply = await peer.next((m) => m.id === id);
+    expect(reply).toMatchObject({ id, result: { decision: "accept" } });
+  });
+
+  test("with no handler the request is answered -32601 at once", async () => {
+    const { peer } = connectFakePeer();
+    await peer.send({ id: "a", method: "item/tool/call", params: {} });
+    expect(await peer.next((m) => m.id === "a")).toMatchObject({ error: { code: -32601 } });
+  });
+
+  test("a throwing handler answers -32603; a thrown RpcError keeps its code", async () => {
+    const { connection, peer } = connectFakePeer();
+    connection.onServerRequest((request) =>
+      request.method === "boom"
+        ? Promise.reject(new Error("kaput"))
+        : Promise.reject(new RpcError(request.method, -32602, "bad params"))
+    );
+    await peer.send({ id: 1, method: "boom" });
+    await peer.send({ id: 2, method: "other" });
+    expect(await peer.next((m) => m.id === 1)).toMatchObject({
+      error: { code: -32603, message: "kaput" },
+    });
+    expect(await peer.next((m) => m.id === 2)).toMatchObject({ error: { code: -32602 } });
+  });
+});
+
+describe("notification routing", () => {
+  test("by threadId to its subscriber, others to the global listeners", async () => {
+    const { connection, peer } = connectFakePeer();
+    const seen: string[] = [];
+    connection.subscribe("t1", (method) => seen.push(`t1:${method}`));
+    connection.onNotification((method) => seen.push(`global:${method}`));
+    await peer.send({ method: "turn/started", params: { threadId: "t1" } });
+    await peer.send({ method: "turn/started", params: { threadId: "t2" } });
+    await peer.send({ method: "configWarning", params: {} });
+    const done = connection.request("sync");
+    const r = await peer.next((m) => m.method === "sync");
+    await peer.send({ id: r.id, result: null });
+    await done;
+    expect(seen).toEqual(["t1:turn/started", "global:turn/started", "global:configWarning"]);
+  });
+
+  test("subscribing twice replaces the first; unsubscribe is safe after stop", async () => {
+    const { connection, peer } = connectFakePeer();
+    const seen: string[] = [];
+    connection.subscribe("t", () => seen.push("first"));
+    connection.subscribe("t", () => seen.push("second"));
+    await peer.send({ method: "m", params: { threadId: "t" } });
+    const done = connection.request("sync");
+    const r = await peer.next((m) => m.method === "sync");
+    await peer.send({ id: r.id, result: null });
+    await done;
+    expect(seen).toEqual(["second"]);
+    await connection.stop();
+    expect(() => connection.unsubscribe("t")).not.toThrow();
+  });
+});
+
+describe("timeouts and aborts", () => {
+  test("a request with no answer ends with RequestTimeout", async () => {
+    const { connection } = connectFakePeer();
+    const error = await connection.request("slow", {}, { timeoutMs: 5 }).catch((e) => e);
+    expect(error).toBeInstanceOf(RequestTimeout);
+    expect(connection.pendingCount).toBe(0);
+  });
+
+  test("an abort before sending and while pending end with RequestAborted", async () => {
+    const { connection, peer } = connectFakePeer();
+    const before = new AbortController();
+    before.abort();
+    expect(await connection.request("x", {}, { signal: before.signal }).catch((e) => e))
+      .toBeInstanceOf(RequestAborted);
+    const during = new AbortController();
+    const pending = connection.request("y", {}, { signal: during.signal });
+    await peer.next((m) => m.method === "y");
+    during.abort();
+    expect(await pending.catch((e) => e)).toBeInstanceOf(RequestAborted);
+    expect(connection.pendingCount).toBe(0);
+  });
+});
+
+describe("retries", () => {
+  test.each([
+    ["server overloaded -32001 is retried", new RpcError("m", -32001, "overloaded"), true],
+    ["internal error -32603 is retried", new RpcError("m", -32603, "x"), true],
+    ["timeout is retried", new RequestTimeout("m", 10), true],
+    ["write failure is retried", new WriteFailed("m", new Error("EPIPE")), true],
+    ["method not found -32601 is not retried", new RpcError("m", -32601, "x"), false],
+    ["parse error -32700 is not retried", new RpcError("m", -32700, "x"), false],
+    ["invalid request -32600 is not retried", new RpcError("m", -32600, "x"), false],
+    ["abort is not retried", new RequestAborted("m"), false],
+    ["closed is not retried", new ConnectionClosed("gone"), false],
+  ])("%s", async (_name, error, transient) => {
+    expect(isTransient(error)).toBe(transient);
+    let attempts = 0;
+    const delays: number[] = [];
+    const result = await withRetry(() => {
+      attempts++;
+      return Promise.reject(error);
+    }, instantRetry(delays)).catch((e) => e);
+    expect(result).toBe(error);
+    expect(attempts).toBe(transient ? 3 : 1);
+    expect(delays).toEqual(transient ? [1000, 2000] : []);
+  });
+
+  test("requestWithRetry succeeds on the third attempt after two overloads", async () => {
+    const { connection, peer } = connectFakePeer({ retry: instantRetry() });
+    let calls = 0;
+    peer.autoRespond = () => undefined;
+    const answer = connection.requestWithRetry("thread/start", {});
+    for (let i = 0; i < 3; i++) {
+      const r = await peer.next((m) => m.method === "thread/start");
+      calls++;
+      await peer.send(
+        i < 2
+          ? { id: r.id, error: { code: -32001, message: "Server overloaded" } }
+          : { id: r.id, result: "ok" },
+      );
+    }
+    expect(await answer).toBe("ok");
+    expect(calls).toBe(3);
+  });
+
+  test("jitter stays within ±20 % and an abort during the wait ends the retries", async () => {
+    const delays: number[] = [];
+    await withRetry(() => Promise.reject(new RequestTimeout("m", 1)), {
+      ...instantRetry(delays),
+      random: () => 1,
+    }).catch(() => {});
+    expect(delays).toEqual([1200, 2400]);
+    const controller = new AbortController();
+    const error = await withRetry(
+      () => Promise.reject(new RequestTimeout("m", 1)),
+      { attempts: 3, delaysMs: [60_000], jitter: 0 },
+      controller.signal,
+      () => controller.abort(),
+    ).catch((e) => e);
+    expect(error).toBeInstanceOf(RequestAborted);
+  });
+});
+
+describe("closing", () => {
+  test("a crash with requests pending fails them all with ConnectionClosed; onClose fires once", async () => {
+    const { connection, peer } = connectFakePeer();
+    const closes: Error[] = [];
+    connection.onClose((cause) => closes.push(cause));
+    const pending = Array.from({ length: 10 }, (_, i) => connection.request(`m${i}`));
+    await peer.next((m) => m.method === "m9");
+    await peer.end();
+    const errors = await Promise.all(pending.map((p) => p.catch((e) => e)));
+    expect(errors.every((e) => e instanceof ConnectionClosed)).toBe(true);
+    await connection.stop();
+    expect(closes).toHaveLength(1);
+    expect(connection.closed).toBe(true);
+    expect(await connection.request("after").catch((e) => e)).toBeInstanceOf(ConnectionClosed);
+  });
+
+  test("a response written just before the stream ends is delivered, not lost", async () => {
+    const { connection, peer } = connectFakePeer();
+    const answer = connection.request("last");
+    const other = connection.request("never");
+    const r = await peer.next((m) => m.method === "last");
+    // The answer and the end of stream arrive together, in one write, with no trailing newline.
+    await peer.sendRaw(JSON.stringify({ id: r.id, result: "made it" }));
+    await peer.end();
+    expect(await answer).toBe("made it");
+    expect(await other.catch((e) => e)).toBeInstanceOf(ConnectionClosed);
+  });
+
+  test("stop fails pending requests with the given cause and is idempotent", async () => {
+    const { connection } = connectFakePeer();
+    const pending = connection.request("x").catch((e) => e);
+    const cause = new ConnectionClosed("codex app-server exited: SIGKILL");
+    await Promise.all([
+      connection.stop(cause),
+      connection.stop(),
+      connection[Symbol.asyncDispose](),
+    ]);
+    expect(await pending).toBe(cause);
+  });
+
+  test("stop is bounded even when the peer never reads", async () => {
+    const stuck = new WritableStream<Uint8Array>({ write: () => new Promise(() => {}) }, {
+      highWaterMark: 1,
+    });
+    const connection = new JsonRpcConnection(new ReadableStream(), stuck);
+    void connection.notify("a").catch(() => {});
+    void connection.notify("b").catch(() => {});
+    await connection.stop(undefined, 20);
+    expect(connection.closed).toBe(true);
+  });
+});
+
+describe("garbage", () => {
+  test("non-JSON, wrongly shaped and over-long lines are skipped; the connection keeps working", async () => {
+    const logs: string[] = [];
+    const { connection, peer } = connectFakePeer({
+      maxLineLength: 1000,
+      log: (_level, message) => logs.push(message),
+    });
+    await peer.sendRaw("this is not json\n");
+    await peer.sendRaw("[1,2,3]\n");
+    await peer.sendRaw('{"id":"x"}\n');
+    await peer.sendRaw("\x1b[31mERROR\x1b[0m tracing line\n");
+    // 5000 characters with no newline, in pieces, then its end and a good message.
+    for (let i = 0; i < 5; i++) await peer.sendRaw("y".repeat(1000));
+    await peer.sendRaw('"}\n');
+    const answer = connection.request("ping");
+    const r = await peer.next((m) => m.method === "ping");
+    await peer.send({ id: r.id, result: "pong" });
+    expect(await answer).toBe("pong");
+    expect(connection.stats.droppedLines).toBe(1);
+    expect(connection.stats.parseErrors).toBe(4);
+    expect(logs.some((l) => l.includes("over-long"))).toBe(true);
+  });
+
+  test("messages without the jsonrpc member are accepted (codex omits it)", async () => {
+    const { connection, peer } = connectFakePeer();
+    const answer = connection.request("initialize");
+    const r = await peer.next();
+    await peer.sendRaw(`{"id":${r.id},"result":{"userAgent":"codex/0.169.0"}}\n`);
+    expect(await answer).toEqual({ userAgent: "codex/0.169.0" });
+  });
+});
+
+describe("writing", () => {
+  test("a slow reader on the other side gets every line whole and in order", async () => {
+    const received: string[] = [];
+    let pendingText = "";
+    const slow = new WritableStream<Uint8Array>({
+      async write(chunk) {
+        await new Promise((r) => setTimeout(r, 0));
+        pendingText += new TextDecoder().decode(chunk);
+        const parts = pendingText.split("\n");
+        pendingText = parts.pop()!;
+        received.push(...parts);
+      },
+    }, { highWaterMark: 1 });
+    const connection = new JsonRpcConnection(new ReadableStream(), slow);
+    await Promise.all(
+      Array.from({ length: 200 }, (_, i) => connection.notify("n", { i, pad: "x".repeat(i * 10) })),
+    );
+    expect(received.map((l) => JSON.parse(l).params.i)).toEqual(
+      Array.from({ length: 200 }, (_, i) => i),
+    );
+    await connection.stop();
+  });
+});

@@ -1,0 +1,307 @@
+import { describe, expect, test } from "bun:test";
+import { tmpdir } from "node:os";
+import { NoActiveTurn, RpcError } from "../../src/errors.ts";
+import { isTerminal, type SessionEvent } from "../../src/provider/events.ts";
+import { CodexHandle, type ThreadRpc } from "../../src/provider/codex/handle.ts";
+import { Spec, type SpecInput } from "../../src/provider/spec.ts";
+import type { Approver } from "../../src/provider/types.ts";
+
+/** A scriptable stand-in for the connection: records requests, answers turn/start with ids. */
+class FakeRpc implements ThreadRpc {
+  calls: Array<{ method: string; params: unknown }> = [];
+  turnCounter = 0;
+  steerError: Error | undefined;
+  request<T>(method: string, params: unknown): Promise<T> {
+    this.calls.push({ method, params });
+    if (method === "turn/start") {
+      return Promise.resolve({ turn: { id: `turn-${++this.turnCounter}` } } as T);
+    }
+    if (method === "turn/steer") {
+      return this.steerError ? Promise.reject(this.steerError) : Promise.resolve({} as T);
+    }
+    return Promise.resolve({} as T);
+  }
+  methods(): string[] {
+    return this.calls.map((c) => c.method);
+  }
+}
+
+const allowAll: Approver = {
+  decide: () => Promise.resolve({ decision: "allow", source: "default", reason: "test" }),
+};
+
+/** Timers fired by hand, so deadline tests do not wait on the wall clock. */
+const timers: Array<() => void> = [];
+
+function makeHandle(spec: Partial<SpecInput> = {}, approver = allowAll) {
+  const rpc = new FakeRpc();
+  const handle = new CodexHandle({
+    sessionId: "s1",
+    threadId: "th1",
+    spec: Spec.parse({ prompt: "p", cwd: tmpdir(), ...spec }),
+    rpc,
+    approver,
+    setTimer: (fn) => {
+      timers.push(fn);
+      return { cancel: () => timers.splice(timers.indexOf(fn) >>> 0, 1) };
+    },
+  });
+  return { rpc, handle };
+}
+
+async function drain(handle: CodexHandle): Promise<SessionEvent[]> {
+  const events: SessionEvent[] = [];
+  for await (const event of handle.events) events.push(event);
+  return events;
+}
+
+const completed = (id: string, status = "completed") => ({
+  threadId: "th1",
+  turn: { id, status, items: [], error: status === "failed" ? { message: "boom" } : null },
+});
+
+describe("CodexHandle turns", () => {
+  test("a completed turn ends with one result carrying the last message and the usage", async () => {
+    const { handle } = makeHandle();
+    const receipt = await handle.startTurn("hello");
+    expect(receipt).toEqual({ turnId: "turn-1", queued: false });
+    handle.onNotification("turn/started", completed("turn-1", "inProgress"));
+    handle.onNotification("item/completed", {
+      threadId: "th1",
+      turnId: "turn-1",
+      item: { type: "agentMessage", id: "m1", text: "done!" },
+    });
+    const breakdown = {
+      totalTokens: 15,
+      inputTokens: 10,
+      cachedInputTokens: 2,
+      cacheWriteInputTokens: 0,
+      outputTokens: 5,
+      reasoningOutputTokens: 1,
+    };
+    handle.onNotification("thread/tokenUsage/updated", {
+      threadId: "th1",
+      turnId: "turn-1",
+      tokenUsage: { total: breakdown, last: breakdown },
+    });
+    handle.onNotification("turn/completed", completed("turn-1"));
+    await handle.stop();
+    const events = await drain(handle);
+    const result = events.find((e) => e.type === "result");
+    expect(result).toMatchObject({
+      type: "result",
+      turnId: "turn-1",
+      text: "done!",
+      usage: { inputTokens: 10, cachedInputTokens: 2, outputTokens: 5, reasoningTokens: 1 },
+    });
+    expect(events.filter(isTerminal)).toHaveLength(1);
+  });
+
+  test("send while a turn runs is queued and starts when it completes", async () => {
+    const { handle, rpc } = makeHandle();
+    await handle.startTurn("one");
+    expect(await handle.send("two")).toEqual({ queued: true });
+    expect(rpc.methods().filter((m) => m === "turn/start")).toHaveLength(1);
+    handle.onNotification("turn/completed", completed("turn-1"));
+    await Promise.resolve();
+    const starts = rpc.calls.filter((c) => c.method === "turn/start");
+    expect(starts).toHaveLength(2);
+    expect(JSON.stringify(starts[1]?.params)).toContain('"two"');
+  });
+
+  test("a failed turn ends with error turn_failed and the codex message", async () => {
+    const { handle } = makeHandle();
+    await handle.startTurn("x");
+    handle.onNotification("turn/completed", completed("turn-1", "failed"));
+    await handle.stop();
+    const terminal = (await drain(handle)).filter(isTerminal);
+    expect(terminal).toEqual([
+      expect.objectContaining({ type: "error", code: "turn_failed", message: "boom" }),
+    ]);
+  });
+
+  test("inject steers the running turn with its real id", async () => {
+    const { handle, rpc } = makeHandle();
+    await handle.startTurn("x");
+    expect(await handle.inject("also this")).toEqual({ deliveredAs: "steer", turnId: "turn-1" });
+    expect(rpc.calls.at(-1)).toEqual({
+      method: "turn/steer",
+      params: {
+        threadId: "th1",
+        input: [{ type: "text", text: "also this", text_elements: [] }],
+        expectedTurnId: "turn-1",
+      },
+    });
+  });
+
+  test("inject that codex refuses becomes the next turn", async () => {
+    const { handle, rpc } = makeHandle();
+    await handle.startTurn("x");
+    rpc.steerError = new RpcError("turn/steer", -32600, "turn not steerable");
+    expect(await handle.inject("later")).toEqual({ deliveredAs: "nextTurn" });
+    expect(handle.queuedTurns).toBe(1);
+  });
+
+  test("inject with no turn running or queued fails with NoActiveTurn", async () => {
+    const { handle } = makeHandle();
+    await expect(handle.inject("x")).rejects.toBeInstanceOf(NoActiveTurn);
+  });
+
+  test("a turn past its deadline ends with error timeout and is interrupted", async () => {
+    const { handle, rpc } = makeHandle({ timeoutMs: 60_000 });
+    await handle.startTurn("x");
+    expect(rpc.methods()).not.toContain("turn/interrupt");
+    timers.pop()!();
+    await Promise.resolve();
+    expect(rpc.methods()).toContain("turn/interrupt");
+    handle.onNotification("turn/completed", completed("turn-1", "interrupted"));
+    await handle.stop();
+    const terminal = (await drain(handle)).filter(isTerminal);
+    expect(terminal.map((e) => e.type === "error" && e.code)).toEqual(["timeout"]);
+  });
+});
+
+describe("CodexHandle approvals", () => {
+  test("a command approval is judged, recorded and answered in codex's shape", async () => {
+    const deny: Approver = {
+      decide: (request) =>
+        Promise.resolve({
+          decision: request.kind === "command" && request.command.includes("push")
+            ? "deny"
+            : "allow",
+          ruleId: "no-push",
+          source: "policy:default",
+          reason: "no pushing",
+        }),
+    };
+    const { handle } = makeHandle({}, deny);
+    const reply = await handle.onServerRequest("item/commandExecution/requestApproval", {
+      kind: "command",
+      threadId: "th1",
+      turnId: "t",
+      itemId: "i",
+      command: "git push --force",
+      cwd: "/w",
+    });
+    expect(reply).toEqual({ decision: "decline" });
+    await handle.stop();
+    const events = await drain(handle);
+    expect(events.find((e) => e.type === "approval")).toMatchObject({
+      kind: "command",
+      command: "git push --force",
+      decision: "deny",
+      ruleId: "no-push",
+      source: "policy:default",
+    });
+    expect(events.find((e) => e.type === "system" && e.subtype === "approval_denied"))
+      .toBeDefined();
+  });
+
+  test("a file change approval carries the paths remembered from item/started", async () => {
+    let seen: unknown;
+    const approver: Approver = {
+      decide: (request) => {
+        seen = request;
+        return Promise.resolve({ decision: "allow", source: "default", reason: "ok" });
+      },
+    };
+    const { handle } = makeHandle({}, approver);
+    handle.onNotification("item/started", {
+      threadId: "th1",
+      turnId: "t",
+      item: {
+        type: "fileChange",
+        id: "fc1",
+        status: "inProgress",
+        changes: [
+          { path: "/w/a.txt", kind: { type: "add" }, diff: "" },
+          { path: "/w/b.txt", kind: { type: "update", move_path: "/w/c.txt" }, diff: "" },
+        ],
+      },
+    });
+    const reply = await handle.onServerRequest("item/fileChange/requestApproval", {
+      threadId: "th1",
+      turnId: "t",
+      itemId: "fc1",
+    });
+    expect(reply).toEqual({ decision: "accept" });
+    expect(seen).toMatchObject({ kind: "fileChange", paths: ["/w/a.txt", "/w/b.txt", "/w/c.txt"] });
+  });
+
+  test.each([
+    ["item/tool/requestUserInput", { answers: {} }],
+    ["execCommandApproval", { decision: { denied: { rejection: expect.any(String) } } }],
+    ["mcpServer/elicitation/request", { action: "decline", content: null, _meta: null }],
+  ])("%s is refused in its own shape with a system event", async (method, shape) => {
+    const { handle } = makeHandle();
+    const reply = await handle.onServerRequest(method, {
+      threadId: "th1",
+      turnId: "t",
+      serverName: "x",
+      _meta: null,
+    });
+    expect(reply).toEqual(shape);
+    await handle.stop();
+    expect(
+      (await drain(handle)).some((e) =>
+        e.type === "system" && e.subtype === "unhandled_server_request"
+      ),
+    )
+      .toBe(true);
+  });
+
+  test("an unknown server request is answered -32601", async () => {
+    const { handle } = makeHandle();
+    const error = await handle.onServerRequest("made/up", {}).catch((e) => e);
+    expect(error).toBeInstanceOf(RpcError);
+    expect((error as RpcError).code).toBe(-32601);
+  });
+});
+
+describe("CodexHandle close protocol", () => {
+  test("stop, crash and completion racing 1000 times: one terminal per turn, none after close", async () => {
+    for (let i = 0; i < 1000; i++) {
+      const { handle } = makeHandle();
+      await handle.startTurn("x");
+      const order = [0, 1, 2].sort(() => Math.random() - 0.5);
+      const actions = [
+        () => handle.onNotification("turn/completed", completed("turn-1")),
+        () => void handle.stop(),
+        () => handle.crashed("killed"),
+      ];
+      const reader = drain(handle);
+      await Promise.all(order.map((k) => Promise.resolve().then(actions[k])));
+      await handle.stop();
+      handle.onNotification("item/agentMessage/delta", {
+        threadId: "th1",
+        turnId: "turn-1",
+        itemId: "m",
+        delta: "late",
+      });
+      const events = await reader;
+      // The turn ends once; a crash after it finished is reported session-wide (no turnId).
+      expect(events.filter((e) => isTerminal(e) && e.turnId === "turn-1")).toHaveLength(1);
+      expect(events.filter((e) => isTerminal(e) && e.turnId !== "turn-1").length)
+        .toBeLessThanOrEqual(1);
+      // Nothing follows the terminal event but the stop notice.
+      const afterTerminal = events.slice(events.findIndex(isTerminal) + 1);
+      expect(
+        afterTerminal.every((e) =>
+          isTerminal(e) || (e.type === "system" && e.subtype === "session_stopped")
+        ),
+      )
+        .toBe(true);
+      expect(events.some((e) => e.type === "text.delta")).toBe(false);
+      expect(handle.closed).toBe(true);
+    }
+  });
+
+  test("a crash while idle still tells the reader, and closes the stream", async () => {
+    const { handle } = makeHandle();
+    handle.crashed("SIGKILL");
+    const events = await drain(handle);
+    expect(events).toEqual([
+      expect.objectContaining({ type: "error", code: "app_server_crashed" }),
+    ]);
+  });
+});
