@@ -1,6 +1,7 @@
 import { expect, test } from "bun:test";
 import { readlink } from "node:fs/promises";
 import { startScriptedModel, step } from "../src/devtools/scripted-model.ts";
+import { isUnderTempDir } from "../src/provider/codex/codex-home.ts";
 import { asRecord, LineClient, makeTempWorktree, startCodex } from "./support/codex-harness.ts";
 
 const SCRIPT = {
@@ -37,7 +38,7 @@ test("handshake answers userAgent and the fresh codexHome; the pid is the native
   const result = asRecord(await client.initialize());
   expect(result.userAgent).toContain("0.169.0");
   expect(result.codexHome).toBe(codex.codexHome);
-  expect(codex.codexHome.startsWith("/tmp/")).toBe(false);
+  expect(isUnderTempDir(codex.codexHome)).toBe(false);
   // The pid we hold is the native binary, not node running the npm wrapper.
   expect(await readlink(`/proc/${codex.pid}/exe`)).toBe(codex.binary);
   expect(() => process.kill(codex.pid, 0)).not.toThrow();

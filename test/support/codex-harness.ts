@@ -28,9 +28,11 @@ import { promisify } from "node:util";
 import { z } from "zod";
 import type { CodexArgsOptions, ScriptedModel } from "../../src/devtools/scripted-model.ts";
 import { resolveCodexBinary } from "../../src/provider/codex/binary.ts";
+import { codexHomeRoot } from "../../src/provider/codex/codex-home.ts";
 
 export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..", "..");
-const TEST_HOMES = path.join(REPO_ROOT, ".codexd", "test-homes");
+// A clone under /tmp (as CI may make) keeps its test homes in the user cache instead.
+const TEST_HOMES = codexHomeRoot(path.join(REPO_ROOT, ".codexd", "test-homes"), "test-homes");
 const STDERR_LIMIT = 256 * 1024;
 const EXIT_WAIT_MS = 5000;
 
@@ -64,7 +66,7 @@ export interface CodexUnderTest extends AsyncDisposable {
   close(): Promise<void>;
 }
 
-/** A fresh folder for CODEX_HOME under `<repo>/.codexd/test-homes/`. The caller removes it. */
+/** A fresh folder for CODEX_HOME outside the temp folder (see codex-home.ts). The caller removes it. */
 export async function makeCodexHome(): Promise<string> {
   await mkdir(TEST_HOMES, { recursive: true });
   return await mkdtemp(path.join(TEST_HOMES, "home-"));
