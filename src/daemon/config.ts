@@ -1,0 +1,259 @@
+/**
+ * `codexd serve` configuration: embedded defaults, then the JSONC file (`--config`), then flags.
+ * The file is validated with zod; an error names the file, line, column and key, e.g.
+ * `codexd.jsonc:4:13: server.port: Too big: expected number to be <=65535`.
+ */
+import { createHash, randomBytes } from "node:crypto";
+import { chmodSync, existsSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { homedir } from "node:os";
+import path from "node:path";
+import { parseArgs } from "node:util";
+import { findNodeAtLocation, type ParseError, parseTree, printParseErrorCode } from "jsonc-parser";
+import { z } from "zod";
+import { CodexdError } from "../errors.ts";
+import { isUnderTempDir } from "../provider/codex/codex-home.ts";
+import { McpServer } from "../provider/spec.ts";
+
+export const DEFAULT_PORT = 7420;
+
+const Host = z.string().min(1);
+const ConfigFile = z.strictObject({
+  $schema: z.string().optional(),
+  server: z.strictObject({
+    host: Host.optional(),
+    port: z.number().int().min(0).max(65535).optional(),
+    tokenFile: z.string().min(1).optional(),
+    allowRemote: z.boolean().optional(),
+  }).optional(),
+  stateDir: z.string().min(1).optional(),
+  codex: z.strictObject({
+    bin: z.string().min(1).optional(),
+    args: z.array(z.string()).optional(),
+    env: z.record(z.string(), z.string()).optional(),
+    home: z.string().min(1).optional(),
+  }).optional(),
+  policies: z.strictObject({
+    dir: z.string().min(1).optional(),
+    default: z.string().min(1).optional(),
+  }).optional(),
+  events: z.strictObject({
+    /** Events kept per session (oldest pruned). */
+    retention: z.number().int().min(100).optional(),
+  }).optional(),
+  /** MCP servers pushed to every codex child through `config/batchWrite`. */
+  mcpServers: z.record(z.string().regex(/^[A-Za-z0-9_-]{1,64}$/), McpServer).optional(),
+});
+export type ConfigFile = z.infer<typeof ConfigFile>;
+
+export interface ResolvedConfig {
+  server: { host: string; port: number; tokenFile?: string; allowRemote: boolean };
+  stateDir: string;
+  codex: {
+    bin?: string;
+    args: string[];
+    env: Record<string, string>;
+    home: string;
+  };
+  policies: { dir: string; default: string };
+  events: { retention?: number };
+  mcpServers?: Record<string, McpServer>;
+  /** Notes for the log (e.g. CODEX_HOME moved out of the temp folder). */
+  notes: string[];
+}
+
+/** A configuration problem; the CLI prints the message and exits 2. */
+export class ConfigError extends CodexdError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super("config_invalid", message, options);
+  }
+}
+
+export interface LoadConfigInput {
+  args: string[];
+  cwd: string;
+  env: Readonly<Record<string, string | undefined>>;
+}
+
+const FLAGS = {
+  config: { type: "string" },
+  host: { type: "string" },
+  port: { type: "string" },
+  "state-dir": { type: "string" },
+  policies: { type: "string" },
+  "allow-remote": { type: "boolean" },
+  help: { type: "boolean", short: "h" },
+} as const;
+
+export function loadConfig({ args, cwd, env }: LoadConfigInput): ResolvedConfig {
+  let flags;
+  try {
+    flags = parseArgs({ args, options: FLAGS, strict: true, allowPositionals: false }).values;
+  } catch (error) {
+    throw new ConfigError(error instanceof Error ? error.message : String(error));
+  }
+  const file = flags.config === undefined ? {} : readConfigFile(path.resolve(cwd, flags.config));
+  // Paths in the file are relative to the file; paths in flags to the working folder.
+  const fileBase = flags.config === undefined ? cwd : path.dirname(path.resolve(cwd, flags.config));
+  const fromFile = (p: string | undefined) =>
+    p === undefined ? undefined : path.resolve(fileBase, p);
+  const fromCwd = (p: string | undefined) => p === undefined ? undefined : path.resolve(cwd, p);
+
+  let port = file.server?.port ?? DEFAULT_PORT;
+  if (flags.port !== undefined) {
+    if (!/^\d{1,5}$/.test(flags.port) || Number(flags.port) > 65535) {
+      throw new ConfigError(`Invalid --port ${flags.port}: expected an integer from 0 to 65535`);
+    }
+    port = Number(flags.port);
+  }
+  const host = flags.host ?? file.server?.host ?? "127.0.0.1";
+  const allowRemote = flags["allow-remote"] ?? file.server?.allowRemote ?? false;
+  if (!isLoopback(host) && !allowRemote) {
+    throw new ConfigError(
+      `Refusing to listen on ${host}: it is not a loopback address; pass --allow-remote to allow it`,
+    );
+  }
+  const stateDir = fromCwd(flags["state-dir"]) ?? fromFile(file.stateDir) ??
+    path.resolve(cwd, ".codexd");
+  const notes: string[] = [];
+  const home = fromFile(file.codex?.home) ?? defaultCodexHome(stateDir, env, notes);
+  const tokenFile = fromFile(file.server?.tokenFile);
+  const bin = fromFile(file.codex?.bin) ?? env.CODEX_BIN;
+  return {
+    server: { host, port, allowRemote, ...(tokenFile !== undefined && { tokenFile }) },
+    stateDir,
+    codex: {
+      ...(bin !== undefined && bin !== "" && { bin }),
+      args: file.codex?.args ?? [],
+      env: file.codex?.env ?? {},
+      home,
+    },
+    policies: {
+      dir: fromCwd(flags.policies) ?? fromFile(file.policies?.dir) ?? path.resolve(cwd, "policies"),
+      default: file.policies?.default ?? "default",
+    },
+    events: { ...(file.events?.retention !== undefined && { retention: file.events.retention }) },
+    ...(file.mcpServers && { mcpServers: file.mcpServers }),
+    notes,
+  };
+}
+
+/** Reads and validates a JSONC config file; errors carry `file:line:column`. */
+export function readConfigFile(file: string): ConfigFile {
+  let text: string;
+  try {
+    text = readFileSync(file, "utf8");
+  } catch (error) {
+    throw new ConfigError(`Cannot read config ${file}: ${(error as Error).message}`, {
+      cause: error,
+    });
+  }
+  const errors: ParseError[] = [];
+  const tree = parseTree(text, errors, { allowTrailingComma: true, disallowComments: false });
+  if (errors.length > 0 || tree === undefined) {
+    const first = errors[0];
+    const where = first ? location(text, first.offset) : "1:1";
+    const what = first ? printParseErrorCode(first.error) : "empty file";
+    throw new ConfigError(`${file}:${where}: invalid JSONC: ${what}`);
+  }
+  const parsed = ConfigFile.safeParse(nodeValue(tree));
+  if (parsed.success) return parsed.data;
+  const issue = parsed.error.issues[0]!;
+  // Point at the deepest node that exists: the key itself, or the object missing it.
+  let keyPath = issue.path.map((p) => (typeof p === "symbol" ? String(p) : p));
+  if (issue.code === "unrecognized_keys") keyPath = [...keyPath, issue.keys[0]!];
+  let node = findNodeAtLocation(tree, keyPath);
+  for (let n = keyPath.length - 1; !node && n >= 0; n--) {
+    node = findNodeAtLocation(tree, keyPath.slice(0, n));
+  }
+  // For a property, point at its key rather than its value.
+  const offset = node?.parent?.type === "property" && issue.code === "unrecognized_keys"
+    ? node.parent.offset
+    : node?.offset ?? 0;
+  const key = keyPath.join(".") || "(root)";
+  throw new ConfigError(`${file}:${location(text, offset)}: ${key}: ${issue.message}`);
+}
+
+/** `line:column`, both 1-based. */
+function location(text: string, offset: number): string {
+  let line = 1;
+  let lineStart = 0;
+  for (let i = 0; i < offset && i < text.length; i++) {
+    if (text.charCodeAt(i) === 10) {
+      line++;
+      lineStart = i + 1;
+    }
+  }
+  return `${line}:${offset - lineStart + 1}`;
+}
+
+type JsonNode = NonNullable<ReturnType<typeof parseTree>>;
+
+/** The plain value of a parse tree (jsonc-parser's getNodeValue, without its `any`). */
+function nodeValue(node: JsonNode): unknown {
+  switch (node.type) {
+    case "object":
+      return Object.fromEntries(
+        (node.children ?? []).map((prop) => [
+          String(prop.children![0]!.value),
+          prop.children![1] ? nodeValue(prop.children![1]) : undefined,
+        ]),
+      );
+    case "array":
+      return (node.children ?? []).map(nodeValue);
+    default:
+      return node.value as unknown;
+  }
+}
+
+export function isLoopback(host: string): boolean {
+  const h = host.replace(/^\[|\]$/g, "").toLowerCase();
+  return h === "localhost" || h === "::1" || /^127(\.\d{1,3}){3}$/.test(h);
+}
+
+/**
+ * `<stateDir>/codex-home`, unless the state dir is in the temp folder, where codex refuses its
+ * helper links (see codex-home.ts): then a folder in the user's cache, one per state dir.
+ */
+function defaultCodexHome(
+  stateDir: string,
+  env: Readonly<Record<string, string | undefined>>,
+  notes: string[],
+): string {
+  const preferred = path.join(stateDir, "codex-home");
+  if (!isUnderTempDir(preferred)) return preferred;
+  const cache = env.XDG_CACHE_HOME || path.join(homedir(), ".cache");
+  const id = createHash("sha256").update(stateDir).digest("hex").slice(0, 16);
+  const home = path.join(cache, "codexd", "codex-homes", id);
+  notes.push(`state dir is in the temp folder; CODEX_HOME is ${home}`);
+  return home;
+}
+
+export interface LoadedToken {
+  token: string;
+  path: string;
+  created: boolean;
+}
+
+/**
+ * The API token: from `tokenFile` when configured (it must exist), else `<stateDir>/token`,
+ * generated at first start (32 random bytes, hex) with mode 0600.
+ */
+export function loadOrCreateToken(stateDir: string, tokenFile?: string): LoadedToken {
+  const file = tokenFile ?? path.join(stateDir, "token");
+  if (existsSync(file)) {
+    const token = readFileSync(file, "utf8").trim();
+    if (token.length < 16) {
+      throw new ConfigError(
+        `Cannot use token file ${file}: the token is shorter than 16 characters`,
+      );
+    }
+    if ((statSync(file).mode & 0o077) !== 0) chmodSync(file, 0o600);
+    return { token, path: file, created: false };
+  }
+  if (tokenFile !== undefined) {
+    throw new ConfigError(`Cannot read token file ${file}: it does not exist`);
+  }
+  const token = randomBytes(32).toString("hex");
+  writeFileSync(file, token + "\n", { mode: 0o600, flag: "wx" });
+  return { token, path: file, created: true };
+}

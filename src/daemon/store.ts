@@ -1,0 +1,318 @@
+/**
+ * Durable state in `<stateDir>/codexd.db` (node:sqlite, WAL): sessions and their events.
+ *
+ * One daemon owns a state dir (the pid ledger enforces it), so sequence numbers are allocated
+ * here, in memory, from the stored maximum: an event's `seq` increases per session and is never
+ * reused, even after retention pruned older events. Rows are validated with zod on the way out,
+ * so a database edited by hand (or by an older codexd) fails loudly instead of leaking bad data.
+ */
+import { DatabaseSync, type StatementSync } from "node:sqlite";
+import { z } from "zod";
+import { CodexdError } from "../errors.ts";
+import type { StoredEvent } from "./api-schemas.ts";
+import { SessionStatus } from "./api-schemas.ts";
+
+const SCHEMA_VERSION = 1;
+
+const UsageRow = z.object({
+  inputTokens: z.number(),
+  cachedInputTokens: z.number(),
+  outputTokens: z.number(),
+  reasoningTokens: z.number(),
+});
+
+export interface SessionRow {
+  id: string;
+  threadId: string;
+  /** The spec as given, with secret values (env) redacted. */
+  spec: Record<string, unknown>;
+  policy: string;
+  policyVersion: string;
+  status: SessionStatus;
+  usage?: z.infer<typeof UsageRow>;
+  currentTurnId?: string | null;
+  currentTurnStartedAt?: string | null;
+  createdAt: string;
+  lastEventAt?: string | null;
+  failure?: string | null;
+}
+
+export type NewSession = Pick<
+  SessionRow,
+  "id" | "threadId" | "spec" | "policy" | "policyVersion" | "status" | "createdAt"
+>;
+export type SessionPatch = Partial<Omit<SessionRow, "id" | "createdAt">>;
+
+/** An event as appended: the store adds `seq`. */
+export type EventInput = { type: string; sessionId: string; ts: string; [key: string]: unknown };
+
+/** The database holds something codexd cannot read. */
+export class StoreCorrupt extends CodexdError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super("store_corrupt", message, options);
+  }
+}
+
+const SessionRecord = z.object({
+  id: z.string(),
+  thread_id: z.string(),
+  spec: z.string(),
+  policy: z.string(),
+  policy_version: z.string(),
+  status: SessionStatus,
+  usage: z.string().nullable(),
+  current_turn_id: z.string().nullable(),
+  current_turn_started_at: z.string().nullable(),
+  created_at: z.string(),
+  last_event_at: z.string().nullable(),
+  failure: z.string().nullable(),
+});
+
+const EventRecord = z.object({ body: z.string() });
+const StoredEventJson = z.looseObject({
+  seq: z.number(),
+  type: z.string(),
+  sessionId: z.string(),
+  ts: z.string(),
+});
+const MaxSeq = z.object({ session_id: z.string(), seq: z.number() });
+
+/** Column of each patchable field, and how its value is stored. */
+const COLUMNS: Record<keyof SessionPatch, [string, (value: unknown) => unknown]> = {
+  threadId: ["thread_id", (v) => v],
+  spec: ["spec", (v) => JSON.stringify(v)],
+  policy: ["policy", (v) => v],
+  policyVersion: ["policy_version", (v) => v],
+  status: ["status", (v) => v],
+  usage: ["usage", (v) => (v === undefined || v === null ? null : JSON.stringify(v))],
+  currentTurnId: ["current_turn_id", (v) => v ?? null],
+  currentTurnStartedAt: ["current_turn_started_at", (v) => v ?? null],
+  lastEventAt: ["last_event_at", (v) => v ?? null],
+  failure: ["failure", (v) => v ?? null],
+};
+
+export class Store {
+  readonly #db: DatabaseSync;
+  readonly #lastSeq = new Map<string, number>();
+  readonly #insertEvent: StatementSync;
+  readonly #selectAfter: StatementSync;
+  readonly #selectSession: StatementSync;
+  readonly #updates = new Map<string, StatementSync>();
+  #closed = false;
+
+  private constructor(db: DatabaseSync) {
+    this.#db = db;
+    migrate(db);
+    this.#insertEvent = db.prepare(
+      "INSERT INTO events (session_id, seq, type, ts, body) VALUES (?, ?, ?, ?, ?)",
+    );
+    this.#selectAfter = db.prepare(
+      "SELECT body FROM events WHERE session_id = ? AND seq > ? ORDER BY seq LIMIT ?",
+    );
+    this.#selectSession = db.prepare("SELECT * FROM sessions WHERE id = ?");
+    // Retention never deletes a session's newest event, so the stored maximum is the last seq.
+    const maxima = db.prepare("SELECT session_id, MAX(seq) AS seq FROM events GROUP BY session_id");
+    for (const row of maxima.all()) {
+      const { session_id, seq } = MaxSeq.parse(row);
+      this.#lastSeq.set(session_id, seq);
+    }
+  }
+
+  /** Opens (creating if needed) the database at `path`; `:memory:` for tests. */
+  static open(path: string): Store {
+    let db: DatabaseSync;
+    try {
+      db = new DatabaseSync(path);
+    } catch (error) {
+      throw new StoreCorrupt(`Cannot open state database ${path}: ${String(error)}`, {
+        cause: error,
+      });
+    }
+    return new Store(db);
+  }
+
+  createSession(row: NewSession): void {
+    this.#db.prepare(
+      `INSERT INTO sessions (id, thread_id, spec, policy, policy_version, status, created_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?)`,
+    ).run(
+      row.id,
+      row.threadId,
+      JSON.stringify(row.spec),
+      row.policy,
+      row.policyVersion,
+      row.status,
+      row.createdAt,
+    );
+    this.#lastSeq.set(row.id, 0);
+  }
+
+  updateSession(id: string, patch: SessionPatch): void {
+    const keys = (Object.keys(patch) as (keyof SessionPatch)[]).filter((k) => k in COLUMNS);
+    if (keys.length === 0) return;
+    const sql = `UPDATE sessions SET ${
+      keys.map((k) => `${COLUMNS[k][0]} = ?`).join(", ")
+    } WHERE id = ?`;
+    let statement = this.#updates.get(sql);
+    if (!statement) {
+      statement = this.#db.prepare(sql);
+      this.#updates.set(sql, statement);
+    }
+    statement.run(
+      ...keys.map((k) => COLUMNS[k][1](patch[k]) as string | number | null),
+      id,
+    );
+  }
+
+  getSession(id: string): SessionRow | undefined {
+    const row = this.#selectSession.get(id);
+    return row === undefined ? undefined : toSessionRow(row);
+  }
+
+  /** Every session, newest first. */
+  listSessions(): SessionRow[] {
+    return this.#db.prepare("SELECT * FROM sessions ORDER BY created_at DESC, id").all()
+      .map(toSessionRow);
+  }
+
+  /** The last sequence number given out in a session (0 before its first event). */
+  lastSeq(sessionId: string): number {
+    return this.#lastSeq.get(sessionId) ?? 0;
+  }
+
+  /** Stores an event under the session's next sequence number and returns it as stored. */
+  appendEvent(event: EventInput): StoredEvent {
+    const seq = this.lastSeq(event.sessionId) + 1;
+    const stored = { ...event, seq } as StoredEvent;
+    this.#insertEvent.run(event.sessionId, seq, event.type, event.ts, JSON.stringify(stored));
+    this.#lastSeq.set(event.sessionId, seq);
+    return stored;
+  }
+
+  /** Events with `seq > after`, oldest first, at most `limit`. */
+  eventsAfter(sessionId: string, after: number, limit = Number.MAX_SAFE_INTEGER): StoredEvent[] {
+    return this.#selectAfter.all(sessionId, after, limit).map(toEvent);
+  }
+
+  eventsOfType(sessionId: string, type: string): StoredEvent[] {
+    return this.#db.prepare(
+      "SELECT body FROM events WHERE session_id = ? AND type = ? ORDER BY seq",
+    ).all(sessionId, type).map(toEvent);
+  }
+
+  /** Keeps the newest `keep` (at least 1) events of a session; returns how many were deleted. */
+  pruneEvents(sessionId: string, keep: number): number {
+    const cutoff = this.lastSeq(sessionId) - Math.max(1, keep);
+    if (cutoff <= 0) return 0;
+    const result = this.#db.prepare("DELETE FROM events WHERE session_id = ? AND seq <= ?")
+      .run(sessionId, cutoff);
+    return Number(result.changes);
+  }
+
+  /**
+   * After a restart no codex thread is loaded: sessions that were `running` or `idle` become
+   * `interrupted` (resumable). Returns their ids.
+   */
+  markRunningAsInterrupted(): string[] {
+    const rows = this.#db.prepare(
+      "SELECT id FROM sessions WHERE status IN ('running', 'idle')",
+    ).all().map((row) => z.object({ id: z.string() }).parse(row).id);
+    this.#db.prepare(
+      `UPDATE sessions SET status = 'interrupted', current_turn_id = NULL
+       WHERE status IN ('running', 'idle')`,
+    ).run();
+    return rows;
+  }
+
+  /** Idempotent. */
+  close(): void {
+    if (this.#closed) return;
+    this.#closed = true;
+    this.#db.close();
+  }
+
+  [Symbol.dispose](): void {
+    this.close();
+  }
+}
+
+function migrate(db: DatabaseSync): void {
+  db.exec("PRAGMA journal_mode = WAL");
+  // NORMAL in WAL: a committed event survives a crash of this process (SIGKILL included);
+  // only a power cut may lose the last transactions.
+  db.exec("PRAGMA synchronous = NORMAL");
+  db.exec("PRAGMA busy_timeout = 5000");
+  const version = z.object({ user_version: z.number() })
+    .parse(db.prepare("PRAGMA user_version").get()).user_version;
+  if (version > SCHEMA_VERSION) {
+    throw new StoreCorrupt(
+      `Cannot open state database: schema version ${version} is newer than this codexd (${SCHEMA_VERSION})`,
+    );
+  }
+  if (version === SCHEMA_VERSION) return;
+  db.exec(`
+    CREATE TABLE IF NOT EXISTS sessions (
+      id TEXT PRIMARY KEY,
+      thread_id TEXT NOT NULL,
+      spec TEXT NOT NULL,
+      policy TEXT NOT NULL,
+      policy_version TEXT NOT NULL,
+      status TEXT NOT NULL,
+      usage TEXT,
+      current_turn_id TEXT,
+      current_turn_started_at TEXT,
+      created_at TEXT NOT NULL,
+      last_event_at TEXT,
+      failure TEXT
+    );
+    CREATE TABLE IF NOT EXISTS events (
+      session_id TEXT NOT NULL,
+      seq INTEGER NOT NULL,
+      type TEXT NOT NULL,
+      ts TEXT NOT NULL,
+      body TEXT NOT NULL,
+      PRIMARY KEY (session_id, seq)
+    ) WITHOUT ROWID;
+    CREATE INDEX IF NOT EXISTS events_by_type ON events (session_id, type, seq);
+    PRAGMA user_version = ${SCHEMA_VERSION};
+  `);
+}
+
+function toSessionRow(raw: unknown): SessionRow {
+  const parsed = SessionRecord.safeParse(raw);
+  if (!parsed.success) {
+    throw new StoreCorrupt(`Cannot read a session row: ${parsed.error.message}`);
+  }
+  const r = parsed.data;
+  return {
+    id: r.id,
+    threadId: r.thread_id,
+    spec: parseJson(r.spec, z.record(z.string(), z.unknown()), `session ${r.id} spec`),
+    policy: r.policy,
+    policyVersion: r.policy_version,
+    status: r.status,
+    ...(r.usage !== null && { usage: parseJson(r.usage, UsageRow, `session ${r.id} usage`) }),
+    currentTurnId: r.current_turn_id,
+    currentTurnStartedAt: r.current_turn_started_at,
+    createdAt: r.created_at,
+    lastEventAt: r.last_event_at,
+    failure: r.failure,
+  };
+}
+
+function toEvent(raw: unknown): StoredEvent {
+  const { body } = EventRecord.parse(raw);
+  return parseJson(body, StoredEventJson, "an event") as StoredEvent;
+}
+
+function parseJson<T>(text: string, schema: z.ZodType<T>, what: string): T {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (error) {
+    throw new StoreCorrupt(`Cannot read ${what}: invalid JSON`, { cause: error });
+  }
+  const parsed = schema.safeParse(value);
+  if (!parsed.success) throw new StoreCorrupt(`Cannot read ${what}: ${parsed.error.message}`);
+  return parsed.data;
+}

@@ -1,0 +1,123 @@
+import { describe, expect, test } from "bun:test";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { DatabaseSync } from "node:sqlite";
+import { Store, StoreCorrupt } from "../../src/daemon/store.ts";
+
+const NEW = {
+  threadId: "",
+  spec: { cwd: "/wt", prompt: "hi", env: { TOKEN: "[redacted]" } },
+  policy: "default",
+  policyVersion: "v1",
+  status: "running" as const,
+  createdAt: "2026-11-23T00:00:00.000Z",
+};
+
+function event(sessionId: string, type: string, extra: Record<string, unknown> = {}) {
+  return { type, sessionId, ts: "2026-11-23T00:00:01.000Z", ...extra };
+}
+
+async function withDir<T>(fn: (dir: string) => Promise<T> | T): Promise<T> {
+  const dir = await mkdtemp(path.join(tmpdir(), "codexd-store-"));
+  try {
+    return await fn(dir);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+describe("Store", () => {
+  test("sessions round-trip, patch only what is given, newest first", () => {
+    using store = Store.open(":memory:");
+    store.createSession({ id: "a", ...NEW });
+    store.createSession({ id: "b", ...NEW, createdAt: "2026-11-23T00:00:05.000Z" });
+    store.updateSession("a", {
+      threadId: "thr_1",
+      status: "idle",
+      usage: { inputTokens: 3, cachedInputTokens: 1, outputTokens: 2, reasoningTokens: 0 },
+      currentTurnId: null,
+      lastEventAt: "2026-11-23T00:00:02.000Z",
+    });
+    const a = store.getSession("a")!;
+    expect(a).toMatchObject({
+      id: "a",
+      threadId: "thr_1",
+      status: "idle",
+      policy: "default",
+      spec: NEW.spec,
+      usage: { inputTokens: 3, outputTokens: 2 },
+      lastEventAt: "2026-11-23T00:00:02.000Z",
+      failure: null,
+    });
+    expect(store.getSession("missing")).toBeUndefined();
+    expect(store.listSessions().map((s) => s.id)).toEqual(["b", "a"]);
+  });
+
+  test("events get contiguous per-session seqs and page after a cursor", () => {
+    using store = Store.open(":memory:");
+    store.createSession({ id: "a", ...NEW });
+    store.createSession({ id: "b", ...NEW });
+    for (let i = 0; i < 5; i++) store.appendEvent(event("a", "text.delta", { text: `${i}` }));
+    const b1 = store.appendEvent(event("b", "message", { text: "x" }));
+    expect(b1.seq).toBe(1);
+    expect(store.lastSeq("a")).toBe(5);
+    expect(store.eventsAfter("a", 2).map((e) => e.seq)).toEqual([3, 4, 5]);
+    expect(store.eventsAfter("a", 0, 2).map((e) => e.text)).toEqual(["0", "1"]);
+    expect(store.eventsOfType("b", "message")).toEqual([
+      { type: "message", sessionId: "b", ts: "2026-11-23T00:00:01.000Z", text: "x", seq: 1 },
+    ]);
+  });
+
+  test("state survives reopening; seqs continue and are never reused after pruning", async () => {
+    await withDir((dir) => {
+      const file = path.join(dir, "codexd.db");
+      {
+        using store = Store.open(file);
+        store.createSession({ id: "a", ...NEW });
+        for (let i = 0; i < 10; i++) store.appendEvent(event("a", "text.delta"));
+        expect(store.pruneEvents("a", 3)).toBe(7);
+        expect(store.pruneEvents("a", 0)).toBe(2); // the newest event always stays
+      }
+      using store = Store.open(file);
+      expect(store.lastSeq("a")).toBe(10);
+      expect(store.appendEvent(event("a", "message")).seq).toBe(11);
+      expect(store.eventsAfter("a", 0).map((e) => e.seq)).toEqual([10, 11]);
+    });
+  });
+
+  test("after a restart running and idle sessions become interrupted", () => {
+    using store = Store.open(":memory:");
+    store.createSession({ id: "run", ...NEW });
+    store.createSession({ id: "idle", ...NEW, status: "idle" });
+    store.createSession({ id: "stop", ...NEW, status: "stopped" });
+    store.updateSession("run", { currentTurnId: "t1" });
+    expect(store.markRunningAsInterrupted().sort()).toEqual(["idle", "run"]);
+    expect(store.getSession("run")).toMatchObject({ status: "interrupted", currentTurnId: null });
+    expect(store.getSession("stop")!.status).toBe("stopped");
+  });
+
+  test("a row codexd cannot read fails loudly with StoreCorrupt", async () => {
+    await withDir((dir) => {
+      const file = path.join(dir, "codexd.db");
+      Store.open(file).close();
+      const raw = new DatabaseSync(file);
+      raw.prepare(
+        "INSERT INTO sessions (id, thread_id, spec, policy, policy_version, status, created_at) VALUES ('x', '', '{', 'p', 'v', 'running', 't')",
+      ).run();
+      raw.close();
+      using store = Store.open(file);
+      expect(() => store.getSession("x")).toThrow(StoreCorrupt);
+    });
+  });
+
+  test("a database from a newer codexd is refused", async () => {
+    await withDir((dir) => {
+      const file = path.join(dir, "codexd.db");
+      const raw = new DatabaseSync(file);
+      raw.exec("PRAGMA user_version = 99");
+      raw.close();
+      expect(() => Store.open(file)).toThrow(/schema version 99 is newer/);
+    });
+  });
+});
