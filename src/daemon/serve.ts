@@ -1,0 +1,232 @@
+/**
+ * `codexd serve`: assembles the daemon and runs it until SIGTERM/SIGINT or `POST /v1/shutdown`.
+ *
+ *   config ─► state dir (pid ledger, token, sqlite store, journal)
+ *          ─► policies (PolicyStore) ─► approval bridge
+ *          ─► supervisor ─► codex provider ─► codex app-server child
+ *          ─► session manager (SessionService) ─► Hono app ─► HTTP listener
+ *
+ * When ready it prints exactly one JSON line to stdout:
+ * `{"event":"listening","url":"http://127.0.0.1:PORT","pid":N}`. Logs go to stderr.
+ */
+import { existsSync, mkdirSync, writeFileSync } from "node:fs";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import process from "node:process";
+import type { ShellAnalyzer } from "../approval/analyzer.ts";
+import { ApprovalBridge } from "../approval/bridge.ts";
+import { PolicyStore } from "../approval/policy-store.ts";
+import { defaultShellAnalyzer } from "../approval/shell-analyzer.ts";
+import { embeddedAssets } from "../assets.ts";
+import { errorMessage } from "../errors.ts";
+import { startCodexChild } from "../provider/codex/child.ts";
+import { checkProtocolDrift, generateSchema } from "../provider/codex/drift.ts";
+import { resolveCodexBinary } from "../provider/codex/binary.ts";
+import { CodexProvider } from "../provider/codex/provider.ts";
+import { serve } from "../runtime.ts";
+import { createApp } from "./app.ts";
+import { loadConfig, loadOrCreateToken, type ResolvedConfig } from "./config.ts";
+import { Journal } from "./journal.ts";
+import { createDaemonMetrics } from "./metrics.ts";
+import { PidLedger } from "./pid-ledger.ts";
+import { SessionManager } from "./sessions.ts";
+import { Store } from "./store.ts";
+import { CodexSupervisor } from "./supervisor.ts";
+
+export const SERVE_HELP = `Usage: codexd serve [options]
+
+Options:
+  --config FILE      JSONC configuration file (comments and trailing commas allowed)
+  --host HOST        address to listen on (default 127.0.0.1)
+  --port PORT        port to listen on; 0 picks a free one (default 7420)
+  --state-dir DIR    sessions, events, token and codex's home (default .codexd)
+  --policies DIR     fleet policy files (default policies)
+  --allow-remote     allow a non-loopback --host
+  -h, --help         show this help
+
+Signals: SIGTERM/SIGINT stop gracefully; SIGHUP reloads the policies.`;
+
+/** How long a graceful stop may take before the process exits anyway. */
+const SHUTDOWN_DEADLINE_MS = 10_000;
+
+type Level = "debug" | "info" | "warn" | "error";
+
+function log(level: Level, message: string, data?: unknown): void {
+  if (level === "debug" && !process.env.CODEXD_DEBUG) return;
+  const line = { level, time: new Date().toISOString(), message, ...(data ? { data } : {}) };
+  process.stderr.write(JSON.stringify(line) + "\n");
+}
+
+export async function serveCommand(args: string[]): Promise<number> {
+  if (args.includes("--help") || args.includes("-h")) {
+    console.log(SERVE_HELP);
+    return 0;
+  }
+  let config: ResolvedConfig;
+  try {
+    config = loadConfig({ args, cwd: process.cwd(), env: process.env });
+  } catch (error) {
+    console.error(`codexd serve: ${errorMessage(error)}`);
+    return 2;
+  }
+  const daemon = await startDaemon(config).catch((error: unknown) => {
+    console.error(`codexd serve: ${errorMessage(error)}`);
+    return undefined;
+  });
+  if (!daemon) return 1;
+  console.log(JSON.stringify({ event: "listening", url: daemon.url, pid: process.pid }));
+  return await daemon.stopped;
+}
+
+export interface RunningDaemon {
+  url: string;
+  /** Resolves with the exit code once the daemon stopped. */
+  stopped: Promise<number>;
+  stop(): Promise<void>;
+}
+
+export interface DaemonDeps {
+  /** The command analyzer; the tree-sitter one by default (tests may pass their own). */
+  analyzer?: ShellAnalyzer;
+}
+
+export async function startDaemon(
+  config: ResolvedConfig,
+  deps: DaemonDeps = {},
+): Promise<RunningDaemon> {
+  mkdirSync(config.stateDir, { recursive: true, mode: 0o700 });
+  for (const note of config.notes) log("info", note);
+  const ledger = new PidLedger(config.stateDir);
+  ledger.claim();
+  const orphan = await ledger.reapOrphan();
+  if (orphan) log("warn", "ended a codex child left by an earlier daemon", { pid: orphan });
+
+  const token = loadOrCreateToken(config.stateDir, config.server.tokenFile);
+  if (token.created) log("info", "generated an API token", { path: token.path });
+
+  const store = Store.open(join(config.stateDir, "codexd.db"));
+  const interrupted = store.markRunningAsInterrupted();
+  if (interrupted.length > 0) log("info", "sessions interrupted by the last stop", { interrupted });
+  const journal = new Journal(store, {
+    ...(config.events.retention !== undefined && { retention: config.events.retention }),
+  });
+
+  const analyzer = deps.analyzer ?? await defaultShellAnalyzer();
+  const policies = await PolicyStore.open(policiesDir(config), { analyzer, requireAll: true });
+  const bridge = new ApprovalBridge(policies);
+  const metrics = createDaemonMetrics();
+
+  const problems: string[] = [];
+  let firstChild = true;
+  const supervisor = new CodexSupervisor({
+    startProvider: async () => {
+      const child = await startCodexChild({
+        codexHome: config.codex.home,
+        ...(config.codex.bin !== undefined && { binary: config.codex.bin }),
+        extraArgs: config.codex.args,
+        extraEnv: config.codex.env,
+        searchFrom: [process.cwd()],
+        log: (level, message, data) => level !== "debug" && log(level, message, data),
+        logger: { stderr: () => {} },
+      });
+      if (child.pid !== undefined) ledger.recordChild(child.pid);
+      if (!firstChild) metrics.codexRestarts.inc();
+      firstChild = false;
+      return new CodexProvider({
+        child,
+        approver: bridge,
+        allowsBypass: (policy) => policies.has(policy) && policies.allowsBypass(policy),
+        daemonMcpServers: config.mcpServers,
+        log,
+      });
+    },
+    log,
+  });
+  await supervisor.start();
+  void checkDrift(config).then((found) => problems.push(...found));
+
+  let resolveStopped!: (code: number) => void;
+  const stopped = new Promise<number>((resolve) => (resolveStopped = resolve));
+  let stopping: Promise<void> | undefined;
+  const stop = (): Promise<void> =>
+    stopping ??= (async () => {
+      log("info", "stopping");
+      const deadline = setTimeout(() => {
+        log("error", "graceful stop took too long; exiting");
+        process.exit(1);
+      }, SHUTDOWN_DEADLINE_MS);
+      await sessions.shutdownAll().catch((e) => log("error", "stopping sessions failed", { e }));
+      await server.stop();
+      store.close();
+      ledger.release();
+      clearTimeout(deadline);
+      resolveStopped(0);
+    })();
+
+  const sessions = new SessionManager({
+    store,
+    journal,
+    supervisor,
+    policies,
+    bridge,
+    metrics,
+    version: embeddedAssets.version ?? "0.1.0",
+    problems: () => problems,
+    onShutdownRequested: () => void setTimeout(() => void stop(), 50),
+    log,
+  });
+  const app = createApp({
+    service: sessions,
+    token: token.token,
+    metrics,
+    version: embeddedAssets.version ?? "0.1.0",
+  });
+  const server = serve({
+    hostname: config.server.host,
+    port: config.server.port,
+    fetch: app.fetch,
+  });
+
+  process.once("SIGTERM", () => void stop());
+  process.once("SIGINT", () => void stop());
+  process.on("SIGHUP", () => {
+    const result = policies.reload();
+    log(result.issues.length ? "warn" : "info", "policies reloaded", result);
+  });
+  return { url: server.url, stopped, stop };
+}
+
+/** The configured policies folder, or the embedded built-in policies when it does not exist. */
+function policiesDir(config: ResolvedConfig): string {
+  if (existsSync(config.policies.dir)) return config.policies.dir;
+  const builtin = join(config.stateDir, "builtin-policies");
+  mkdirSync(builtin, { recursive: true });
+  for (const [name, text] of Object.entries(embeddedAssets.policies ?? {})) {
+    writeFileSync(join(builtin, `${name}.yaml`), text);
+  }
+  log("warn", "policies folder not found; using the built-in policies", {
+    dir: config.policies.dir,
+  });
+  return builtin;
+}
+
+/** Compares the protocol codexd uses with what the installed codex documents. */
+async function checkDrift(config: ResolvedConfig): Promise<string[]> {
+  const dir = await mkdtemp(join(tmpdir(), "codexd-schema-"));
+  try {
+    const binary = await resolveCodexBinary({
+      ...(config.codex.bin !== undefined && { binary: config.codex.bin }),
+      searchFrom: [process.cwd()],
+    });
+    await generateSchema(binary.path, dir);
+    const drift = await checkProtocolDrift(dir);
+    if (!drift.ok) log("warn", "codex protocol drift", { problems: drift.problems });
+    return drift.problems.map((p) => `protocol drift: ${p}`);
+  } catch (error) {
+    log("warn", "could not check protocol drift", { error: errorMessage(error) });
+    return [];
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}

@@ -1,0 +1,522 @@
+/**
+ * The daemon's sessions: the SessionService the HTTP routes call, over the supervised codex
+ * provider, the durable store, the event journal and the fleet policies.
+ *
+ * Each live session has a pump that moves its handle's events into the journal (durable first,
+ * then fanned out to SSE readers) and keeps the session's row up to date: status, current turn,
+ * usage totals, last event time. A session outlives its codex thread: after a crash or a daemon
+ * restart it is `interrupted`, and `resume` brings it back under the same id.
+ */
+import type { ApprovalBridge } from "../approval/bridge.ts";
+import { evaluate } from "../approval/engine.ts";
+import type { PolicyStore } from "../approval/policy-store.ts";
+import { errorMessage, InvalidInput, ProviderUnavailable, WrongState } from "../errors.ts";
+import type { CodexHandle } from "../provider/codex/handle.ts";
+import type { SessionEvent, Usage } from "../provider/events.ts";
+import { planSpawn } from "../provider/codex/plan.ts";
+import { CODEX_CAPABILITIES } from "../provider/codex/provider.ts";
+import type { Spec } from "../provider/spec.ts";
+import type { ApprovalRequest, Capabilities, TranscriptEntry } from "../provider/types.ts";
+import type {
+  ApprovalsView,
+  EvaluateRequest,
+  EvaluateResult,
+  Health,
+  InjectResult,
+  PolicySummary,
+  ReloadReport,
+  SendResult,
+  SessionInfo,
+  SessionStatus,
+  SpawnResult,
+  StoredEvent,
+} from "./api-schemas.ts";
+import type { Journal } from "./journal.ts";
+import { redactSpec, secretScrubber } from "./redact.ts";
+import type { DaemonMetrics } from "./metrics.ts";
+import { ServiceUnavailable, SessionNotFound, type SessionService } from "./service.ts";
+import type { SessionRow, Store } from "./store.ts";
+import type { CodexSupervisor } from "./supervisor.ts";
+
+export interface SessionManagerOptions {
+  store: Store;
+  journal: Journal;
+  supervisor: CodexSupervisor;
+  policies: PolicyStore;
+  bridge: ApprovalBridge;
+  metrics?: DaemonMetrics;
+  version: string;
+  /** Health problems found at start-up (protocol drift, ...). */
+  problems?: () => string[];
+  /** Called when a client asked for shutdown (`POST /v1/shutdown`). */
+  onShutdownRequested?: () => void;
+  now?: () => Date;
+  log?: (level: "info" | "warn" | "error", message: string, data?: unknown) => void;
+}
+
+interface Live {
+  handle: CodexHandle;
+  spec: Spec;
+  pump: Promise<void>;
+}
+
+const ZERO_USAGE: Usage = {
+  inputTokens: 0,
+  cachedInputTokens: 0,
+  outputTokens: 0,
+  reasoningTokens: 0,
+};
+
+export class SessionManager implements SessionService {
+  readonly #o: SessionManagerOptions;
+  readonly #live = new Map<string, Live>();
+  /** Real specs (with secret env values) of sessions this daemon saw, for resume without a body. */
+  readonly #specs = new Map<string, Spec>();
+  readonly #startedAt = Date.now();
+  #accepting = true;
+
+  constructor(options: SessionManagerOptions) {
+    this.#o = options;
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Lifecycle
+
+  async spawn(spec: Spec): Promise<SpawnResult> {
+    const provider = this.#provider("spawn session");
+    const policy = this.#checkPolicy(spec);
+    // The plan is pure: it refuses bypassPermissions here, before anything is recorded.
+    const plan = planSpawn(spec, { allowBypass: this.#o.policies.allowsBypass(spec.policy) });
+    const sessionId = `ses_${crypto.randomUUID().replaceAll("-", "")}`;
+    const now = this.#now();
+    this.#o.store.createSession({
+      id: sessionId,
+      threadId: "",
+      spec: redactSpec(spec),
+      policy: spec.policy,
+      policyVersion: policy.version,
+      status: "running",
+      createdAt: now,
+    });
+    this.#specs.set(sessionId, spec);
+    this.#o.journal.setScrubber(sessionId, secretScrubber(spec));
+    this.#record(sessionId, { type: "system", subtype: "user_prompt", text: spec.prompt });
+    let handle: CodexHandle;
+    try {
+      handle = await provider.spawn(spec, { sessionId }) as CodexHandle;
+    } catch (error) {
+      this.#o.store.updateSession(sessionId, { status: "failed", failure: errorMessage(error) });
+      this.#record(sessionId, {
+        type: "error",
+        code: "start_failed",
+        message: errorMessage(error),
+      });
+      this.#o.journal.close(sessionId);
+      throw error instanceof ProviderUnavailable
+        ? new ServiceUnavailable(error.message, { cause: error })
+        : error;
+    }
+    this.#o.store.updateSession(sessionId, { threadId: handle.threadId });
+    this.#attach(sessionId, handle, spec);
+    return {
+      sessionId,
+      threadId: handle.threadId,
+      ignoredFields: plan.ignoredFields.map((f) => f.field),
+    };
+  }
+
+  async resume(sessionId: string, spec: Spec): Promise<SpawnResult> {
+    const row = this.#row(sessionId);
+    if (this.#live.has(sessionId)) {
+      throw new WrongState(`Cannot resume session ${sessionId}: it is live; send a turn instead`);
+    }
+    const provider = this.#provider("resume session");
+    const policy = this.#checkPolicy(spec);
+    const plan = planSpawn(spec, { allowBypass: this.#o.policies.allowsBypass(spec.policy) });
+    this.#specs.set(sessionId, spec);
+    this.#o.store.updateSession(sessionId, {
+      status: "running",
+      spec: redactSpec(spec),
+      policy: spec.policy,
+      policyVersion: policy.version,
+      failure: null,
+    });
+    this.#o.journal.reopen(sessionId);
+    this.#o.journal.setScrubber(sessionId, secretScrubber(spec));
+    this.#record(sessionId, { type: "system", subtype: "user_prompt", text: spec.prompt });
+    let handle: CodexHandle;
+    try {
+      handle = await provider.resume(sessionId, spec, {
+        threadId: row.threadId,
+        transcript: this.#transcript(sessionId),
+      }) as CodexHandle;
+    } catch (error) {
+      this.#o.store.updateSession(sessionId, { status: "failed", failure: errorMessage(error) });
+      this.#record(sessionId, {
+        type: "error",
+        code: "start_failed",
+        message: errorMessage(error),
+      });
+      throw error instanceof ProviderUnavailable
+        ? new ServiceUnavailable(error.message, { cause: error })
+        : error;
+    }
+    this.#o.store.updateSession(sessionId, { threadId: handle.threadId });
+    this.#attach(sessionId, handle, spec);
+    return {
+      sessionId,
+      threadId: handle.threadId,
+      ignoredFields: plan.ignoredFields.map((f) => f.field),
+    };
+  }
+
+  async send(sessionId: string, prompt: string): Promise<SendResult> {
+    const live = this.#liveSession(sessionId, "send a turn");
+    this.#record(sessionId, { type: "system", subtype: "user_prompt", text: prompt });
+    const receipt = await live.handle.send(prompt);
+    return { ...(receipt.turnId && { turnId: receipt.turnId }), queued: receipt.queued };
+  }
+
+  async inject(sessionId: string, text: string): Promise<InjectResult> {
+    const live = this.#liveSession(sessionId, "steer");
+    this.#record(sessionId, { type: "system", subtype: "user_prompt", text, steer: true });
+    return await live.handle.inject(text);
+  }
+
+  async interrupt(sessionId: string): Promise<void> {
+    await this.#liveSession(sessionId, "interrupt").handle.interrupt();
+  }
+
+  async stop(sessionId: string): Promise<void> {
+    const row = this.#row(sessionId);
+    const live = this.#live.get(sessionId);
+    if (live) {
+      await live.handle.stop();
+      await live.pump;
+    }
+    if (row.status !== "stopped") {
+      this.#o.store.updateSession(sessionId, { status: "stopped", currentTurnId: null });
+    }
+    this.#o.journal.close(sessionId);
+  }
+
+  /** Ends every live session with `daemon_shutdown` (via the supervisor), then waits for pumps. */
+  async shutdownAll(): Promise<void> {
+    this.#accepting = false;
+    await this.#o.supervisor.stop();
+    await Promise.all([...this.#live.values()].map((l) => l.pump));
+  }
+
+  shutdown(): void {
+    this.#accepting = false;
+    this.#o.onShutdownRequested?.();
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Reading
+
+  health(): Promise<Health> {
+    const status = this.#o.supervisor.status();
+    const problems = [...(this.#o.problems?.() ?? [])];
+    if (status.lastError) problems.push(status.lastError);
+    const degraded = status.state !== "ready" || problems.length > 0;
+    return Promise.resolve({
+      status: !this.#accepting
+        ? "stopping"
+        : status.state === "starting"
+        ? "starting"
+        : degraded
+        ? "degraded"
+        : "ok",
+      version: this.#o.version,
+      codex: {
+        version: status.version ?? null,
+        pid: status.pid ?? null,
+        state: status.state,
+        restarts: status.restarts,
+      },
+      problems,
+      stderr: degraded ? this.#o.supervisor.stderrTail() : [],
+      uptimeSeconds: (Date.now() - this.#startedAt) / 1000,
+      sessions: {
+        live: this.#live.size,
+        stuckApprovals: this.#o.bridge.pending().length,
+      },
+    } as Health);
+  }
+
+  capabilities(): Capabilities {
+    return this.#o.supervisor.provider?.capabilities() ?? CODEX_CAPABILITIES;
+  }
+
+  list(): Promise<SessionInfo[]> {
+    return Promise.resolve(this.#o.store.listSessions().map((row) => this.#info(row)));
+  }
+
+  get(sessionId: string): Promise<SessionInfo> {
+    return Promise.resolve(this.#info(this.#row(sessionId)));
+  }
+
+  events(
+    sessionId: string,
+    options: { after: number; signal: AbortSignal },
+  ): AsyncIterable<StoredEvent> {
+    const row = this.#o.store.getSession(sessionId);
+    if (!row) {
+      return {
+        [Symbol.asyncIterator]: () => ({
+          next: () => Promise.reject(new SessionNotFound(sessionId)),
+        }),
+      };
+    }
+    return this.#o.journal.subscribe(sessionId, options) as AsyncIterable<StoredEvent>;
+  }
+
+  storedEvents(
+    sessionId: string,
+    options: { after: number; limit: number },
+  ): Promise<StoredEvent[]> {
+    this.#row(sessionId);
+    return Promise.resolve(
+      this.#o.store.eventsAfter(sessionId, options.after, options.limit) as StoredEvent[],
+    );
+  }
+
+  approvals(sessionId: string): Promise<ApprovalsView> {
+    this.#row(sessionId);
+    const decisions = this.#o.store.eventsOfType(sessionId, "approval").map((event) => {
+      const { sessionId: _s, seq: _q, type: _t, ...record } = event as StoredEvent;
+      return record as ApprovalsView["decisions"][number];
+    });
+    return Promise.resolve({ decisions, pending: this.#o.bridge.pending(sessionId) });
+  }
+
+  async answerApproval(sessionId: string, requestId: string, decision: "allow" | "deny") {
+    this.#row(sessionId);
+    const pending = this.#o.bridge.pending(sessionId).some((p) => p.requestId === requestId);
+    if (!pending) {
+      const decided = this.#o.store.eventsOfType(sessionId, "approval")
+        .find((e) => (e as { requestId?: string }).requestId === requestId);
+      const { ApprovalAlreadyDecided, ApprovalNotFound } = await import("./service.ts");
+      if (decided) {
+        throw new ApprovalAlreadyDecided(
+          requestId,
+          String((decided as { decision?: unknown }).decision),
+        );
+      }
+      throw new ApprovalNotFound(sessionId, requestId);
+    }
+    this.#o.bridge.answer(requestId, decision, { by: "api" });
+  }
+
+  listPolicies(): Promise<PolicySummary[]> {
+    return Promise.resolve(this.#o.policies.list());
+  }
+
+  reloadPolicies(): Promise<ReloadReport> {
+    const result = this.#o.policies.reload();
+    return Promise.resolve({
+      ok: result.issues.length === 0,
+      issues: result.issues,
+      changed: result.changed,
+      policies: this.#o.policies.list(),
+    });
+  }
+
+  evaluatePolicy(body: EvaluateRequest): Promise<EvaluateResult> {
+    const policy = this.#o.policies.get(body.policy);
+    const worktree = body.cwd ?? "/";
+    const request: ApprovalRequest = body.command !== undefined
+      ? { kind: "command", command: body.command, cwd: worktree }
+      : { kind: "fileChange", paths: body.paths ?? [] };
+    const decided = evaluate(
+      policy,
+      request,
+      { worktree, permissionMode: body.permissionMode ?? "default" },
+      this.#o.policies.analyzer,
+    );
+    return Promise.resolve({
+      decision: decided.decision,
+      ...(decided.ruleId && { ruleId: decided.ruleId }),
+      source: decided.source,
+      reason: decided.reason,
+      policyVersion: policy.version,
+    });
+  }
+
+  // -------------------------------------------------------------------------------------------
+
+  #attach(sessionId: string, handle: CodexHandle, spec: Spec): void {
+    const live: Live = { handle, spec, pump: Promise.resolve() };
+    this.#live.set(sessionId, live);
+    live.pump = this.#pump(sessionId, handle).finally(() => {
+      if (this.#live.get(sessionId) === live) this.#live.delete(sessionId);
+    });
+  }
+
+  /** Moves a handle's events into the journal and keeps the row in step. Never throws. */
+  async #pump(sessionId: string, handle: CodexHandle): Promise<void> {
+    let usage = { ...(this.#o.store.getSession(sessionId)?.usage ?? ZERO_USAGE) };
+    let finalStatus: SessionStatus | undefined;
+    try {
+      for await (const event of handle.events) {
+        this.#o.journal.append(sessionId, event);
+        this.#o.metrics?.events.inc({ type: event.type });
+        const patch: Partial<SessionRow> = { lastEventAt: event.ts };
+        switch (event.type) {
+          case "turn.started":
+            patch.status = "running";
+            patch.currentTurnId = event.turnId ?? null;
+            patch.currentTurnStartedAt = event.ts;
+            break;
+          case "result":
+            this.#o.metrics?.turns.inc({ kind: "completed" });
+            if (event.usage) usage = addUsage(usage, event.usage);
+            patch.usage = usage;
+            patch.status = handle.queuedTurns > 0 ? "running" : "idle";
+            patch.currentTurnId = null;
+            break;
+          case "error":
+            this.#o.metrics?.turns.inc({ kind: event.code });
+            patch.currentTurnId = null;
+            finalStatus = statusAfterError(event.code);
+            patch.status = finalStatus ?? (handle.queuedTurns > 0 ? "running" : "idle");
+            break;
+          case "approval":
+            this.#o.metrics?.approvals.inc({ decision: event.decision, source: event.source });
+            break;
+        }
+        this.#o.store.updateSession(sessionId, patch);
+      }
+    } catch (error) {
+      this.#o.log?.("error", "session event pump failed", {
+        sessionId,
+        error: errorMessage(error),
+      });
+      finalStatus = "failed";
+    }
+    const row = this.#o.store.getSession(sessionId);
+    if (row && row.status !== "stopped") {
+      this.#o.store.updateSession(sessionId, {
+        // A stream that ended without a terminal cause was stopped by us.
+        status: finalStatus ?? "stopped",
+        currentTurnId: null,
+      });
+    }
+  }
+
+  /** Prompts and final answers, for re-seeding a thread codex could not resume. */
+  #transcript(sessionId: string): TranscriptEntry[] {
+    const entries: TranscriptEntry[] = [];
+    for (const event of this.#o.store.eventsAfter(sessionId, 0)) {
+      const e = event as SessionEvent;
+      if (e.type === "system" && e.subtype === "user_prompt" && typeof e.text === "string") {
+        entries.push({ role: "user", text: e.text });
+      } else if (e.type === "result" && e.text) {
+        entries.push({ role: "assistant", text: e.text });
+      }
+    }
+    return entries.slice(0, -1); // the last prompt is the resume's own
+  }
+
+  #record(sessionId: string, body: Record<string, unknown> & { type: string }): void {
+    this.#o.journal.append(sessionId, body as never);
+  }
+
+  #provider(action: string) {
+    if (!this.#accepting) {
+      throw new ServiceUnavailable(`Cannot ${action}: the daemon is shutting down`);
+    }
+    const provider = this.#o.supervisor.provider;
+    if (!provider) {
+      const status = this.#o.supervisor.status();
+      throw new ServiceUnavailable(
+        `Cannot ${action}: codex app-server is ${status.state}` +
+          (status.lastError ? ` (${status.lastError})` : "") +
+          (status.nextAttemptInMs !== undefined
+            ? `; next start in ${status.nextAttemptInMs} ms`
+            : ""),
+      );
+    }
+    return provider;
+  }
+
+  #checkPolicy(spec: Spec) {
+    if (!this.#o.policies.has(spec.policy)) {
+      const known = this.#o.policies.list().map((p) => p.name).join(", ");
+      throw new InvalidInput(
+        `Cannot spawn session: unknown policy ${spec.policy} (loaded: ${known || "none"})`,
+        "policy",
+      );
+    }
+    return this.#o.policies.get(spec.policy);
+  }
+
+  #row(sessionId: string): SessionRow {
+    const row = this.#o.store.getSession(sessionId);
+    if (!row) throw new SessionNotFound(sessionId);
+    return row;
+  }
+
+  #liveSession(sessionId: string, action: string): Live {
+    const row = this.#row(sessionId);
+    const live = this.#live.get(sessionId);
+    if (!live) {
+      throw new WrongState(
+        `Cannot ${action}: session ${sessionId} is ${row.status}` +
+          (row.status === "stopped" ? "" : "; resume it first"),
+      );
+    }
+    return live;
+  }
+
+  #info(row: SessionRow): SessionInfo {
+    const live = this.#live.get(row.id);
+    const spec = row.spec as Partial<Spec>;
+    return {
+      sessionId: row.id,
+      threadId: row.threadId,
+      status: row.status,
+      policy: row.policy,
+      permissionMode: spec.permissionMode ?? "default",
+      cwd: spec.cwd ?? "",
+      model: spec.model ?? null,
+      createdAt: row.createdAt,
+      lastEventAt: row.lastEventAt ?? null,
+      currentTurn: row.status === "running" && row.currentTurnStartedAt
+        ? { turnId: row.currentTurnId ?? null, startedAt: row.currentTurnStartedAt }
+        : null,
+      queuedTurns: live?.handle.queuedTurns ?? 0,
+      usage: row.usage ?? ZERO_USAGE,
+      envKeys: Object.keys(spec.env ?? {}),
+      ...(spec.metadata && { metadata: spec.metadata }),
+      ...(row.failure && { failure: row.failure }),
+    };
+  }
+
+  #now(): string {
+    return (this.#o.now?.() ?? new Date()).toISOString();
+  }
+}
+
+function addUsage(a: Usage, b: Usage): Usage {
+  return {
+    inputTokens: a.inputTokens + b.inputTokens,
+    cachedInputTokens: a.cachedInputTokens + b.cachedInputTokens,
+    outputTokens: a.outputTokens + b.outputTokens,
+    reasoningTokens: a.reasoningTokens + b.reasoningTokens,
+  };
+}
+
+/** The status an error leaves a session in; undefined: the session goes on. */
+function statusAfterError(code: string): SessionStatus | undefined {
+  switch (code) {
+    case "app_server_crashed":
+    case "daemon_shutdown":
+      return "interrupted";
+    case "context_cancelled":
+      return "stopped";
+    default:
+      return undefined;
+  }
+}

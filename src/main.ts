@@ -1,0 +1,76 @@
+#!/usr/bin/env bun
+/**
+ * codexd: the command line. Each subcommand lives in its own module, loaded only when used, so
+ * `codexd version` and `codexd serve` start fast.
+ *
+ *   serve     src/daemon/serve.ts       the daemon (HTTP API over one codex app-server child)
+ *   policy    src/approval/cli.ts       check, evaluate and replay fleet policies
+ *   sessions  src/cli/sessions.ts       talk to a running daemon (list, show, tail)
+ *   demo      src/devtools/demo.ts      a whole session against the scripted model, no API key
+ *   version   src/cli/version.ts        codexd's and codex's versions
+ */
+import process from "node:process";
+
+export interface Command {
+  summary: string;
+  run(args: string[]): Promise<number>;
+}
+
+const COMMANDS: Record<string, Command> = {
+  serve: {
+    summary: "Run the daemon",
+    run: async (args) => (await import("./daemon/serve.ts")).serveCommand(args),
+  },
+  policy: {
+    summary: "Check, evaluate or replay fleet policies (policy check|eval|replay)",
+    run: async (args) => (await import("./cli/policy.ts")).policyCommand(args),
+  },
+  sessions: {
+    summary: "List, show or tail sessions of a running daemon (sessions list|show|tail)",
+    run: async (args) => (await import("./cli/sessions.ts")).sessionsCommand(args),
+  },
+  demo: {
+    summary: "Run a whole session against the scripted model and print its events",
+    run: async (args) => (await import("./devtools/demo.ts")).demoCommand(args),
+  },
+  version: {
+    summary: "Print codexd's version and the codex version it finds",
+    run: async (args) => (await import("./cli/version.ts")).versionCommand(args),
+  },
+};
+
+export function usage(): string {
+  const width = Math.max(...Object.keys(COMMANDS).map((name) => name.length));
+  const lines = Object.entries(COMMANDS).map(([name, command]) =>
+    `  ${name.padEnd(width)}  ${command.summary}`
+  );
+  return `Usage: codexd <command> [options]\n\nCommands:\n${lines.join("\n")}\n\n` +
+    `Run 'codexd <command> --help' for a command's options.`;
+}
+
+export async function main(argv: string[]): Promise<number> {
+  const [name, ...rest] = argv;
+  if (name === undefined || name === "--help" || name === "-h" || name === "help") {
+    console.log(usage());
+    return name === undefined ? 2 : 0;
+  }
+  if (name === "--version" || name === "-v") return COMMANDS.version!.run([]);
+  const command = COMMANDS[name];
+  if (!command) {
+    console.error(`codexd: unknown command '${name}'\n\n${usage()}`);
+    return 2;
+  }
+  return await command.run(rest);
+}
+
+if (import.meta.main) {
+  main(process.argv.slice(2)).then(
+    (code) => {
+      process.exitCode = code;
+    },
+    (error: unknown) => {
+      console.error(`codexd: ${error instanceof Error ? error.message : String(error)}`);
+      process.exitCode = 1;
+    },
+  );
+}
