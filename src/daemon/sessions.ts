@@ -398,8 +398,9 @@ export class SessionManager implements SessionService {
     const row = this.#o.store.getSession(sessionId);
     if (row && row.status !== "stopped") {
       this.#o.store.updateSession(sessionId, {
-        // A stream that ended without a terminal cause was stopped by us.
-        status: finalStatus ?? "stopped",
+        // A stream that ended without a terminal cause was stopped by us: by the runner (stop
+        // sets `stopped` itself), or by the daemon going down, which leaves it resumable.
+        status: finalStatus ?? (this.#accepting ? "stopped" : "interrupted"),
         currentTurnId: null,
       });
     }

@@ -1,0 +1,140 @@
+/**
+ * The assembled daemon in-process (startDaemon), against the real codex and the scripted model,
+ * with the fake command analyzer so these tests do not depend on the tree-sitter one. The
+ * subprocess tests (e2e.test.ts) cover the same daemon as a fleet runner sees it.
+ */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { readFileSync } from "node:fs";
+import path from "node:path";
+import { CodexdApiError, CodexdClient } from "../../src/client.ts";
+import { loadConfig } from "../../src/daemon/config.ts";
+import { type RunningDaemon, startDaemon } from "../../src/daemon/serve.ts";
+import type { StoredEvent } from "../../src/daemon/api-schemas.ts";
+import { type ScriptedModel, startScriptedModel, step } from "../../src/devtools/scripted-model.ts";
+import { fakeAnalyzer } from "../approval/support/fake-analyzer.ts";
+import { makeTempWorktree, REPO_ROOT, type TempWorktree } from "../support/codex-harness.ts";
+import { makeStateDir } from "../support/daemon-process.ts";
+
+const SECRET = "sk-test-0123456789abcdef";
+
+let model: ScriptedModel;
+let worktree: TempWorktree;
+
+beforeAll(async () => {
+  model = await startScriptedModel({
+    rules: [
+      { marker: "GREET", rounds: [[step.message("hello, runner", { deltas: 2 })]] },
+      {
+        marker: "SECRET",
+        rounds: [[step.exec("printenv API_KEY")], [step.message("printed it")]],
+      },
+      { marker: "REMEMBER", rounds: [[step.message("noted")]] },
+    ],
+  });
+  worktree = await makeTempWorktree();
+});
+afterAll(async () => {
+  await worktree?.remove();
+  await model?.close();
+});
+
+async function start(stateDir = makeStateDir()) {
+  const config = loadConfig({
+    args: ["--port", "0", "--state-dir", stateDir],
+    cwd: REPO_ROOT,
+    env: {},
+  });
+  config.codex.args = model.codexArgs({ requestMaxRetries: 0 });
+  config.policies.dir = path.join(REPO_ROOT, "policies");
+  const daemon: RunningDaemon = await startDaemon(config, { analyzer: fakeAnalyzer });
+  const token = readFileSync(path.join(stateDir, "token"), "utf8").trim();
+  const client = new CodexdClient({ baseUrl: daemon.url, token });
+  return { daemon, client, stateDir, [Symbol.asyncDispose]: () => daemon.stop() };
+}
+
+async function untilTerminal(client: CodexdClient, id: string, after = 0) {
+  const events: StoredEvent[] = [];
+  for await (const event of client.events(id, { after })) {
+    events.push(event);
+    if (event.type === "result" || event.type === "error") break;
+  }
+  return events;
+}
+
+async function apiError(promise: Promise<unknown>): Promise<CodexdApiError> {
+  const error = await promise.then(() => undefined, (e: unknown) => e);
+  expect(error).toBeInstanceOf(CodexdApiError);
+  return error as CodexdApiError;
+}
+
+describe("the daemon in-process", () => {
+  test("secrets in spec.env reach the command but never an event or a listing", async () => {
+    await using d = await start();
+    const { sessionId } = await d.client.spawn({
+      prompt: "SECRET please",
+      cwd: worktree.path,
+      env: { API_KEY: SECRET },
+    });
+    const events = await untilTerminal(d.client, sessionId);
+    expect(events.at(-1)).toMatchObject({ type: "result", text: "printed it" });
+    const output = events.find((e) => e.type === "tool.result");
+    // The command really saw the value; the journal stored it scrubbed.
+    expect(output).toMatchObject({ output: expect.stringContaining("[redacted]") });
+    const everything = JSON.stringify([
+      await d.client.storedEvents(sessionId, { after: 0 }),
+      await d.client.list(),
+      await d.client.get(sessionId),
+    ]);
+    expect(everything).not.toContain(SECRET);
+    expect(await d.client.get(sessionId)).toMatchObject({ envKeys: ["API_KEY"] });
+    const approvals = await d.client.approvals(sessionId);
+    expect(approvals.pending).toEqual([]);
+    expect(approvals.decisions[0]).toMatchObject({ kind: "command", decision: "allow" });
+  });
+
+  test("wrong states answer 409 and unknown sessions 404; stop is idempotent", async () => {
+    await using d = await start();
+    const { sessionId } = await d.client.spawn({ prompt: "GREET", cwd: worktree.path });
+    await untilTerminal(d.client, sessionId);
+    expect((await apiError(d.client.inject(sessionId, "steer"))).status).toBe(409);
+    expect((await apiError(d.client.get("ses_missing"))).status).toBe(404);
+    await d.client.stop(sessionId);
+    await d.client.stop(sessionId);
+    expect((await d.client.get(sessionId)).status).toBe("stopped");
+    expect((await apiError(d.client.send(sessionId, "more"))).status).toBe(409);
+    const unknownPolicy = await apiError(
+      d.client.spawn({ prompt: "x", cwd: worktree.path, policy: "nope" }),
+    );
+    expect(unknownPolicy.status).toBe(400);
+    expect(unknownPolicy.message).toContain("unknown policy nope");
+    const metrics = await d.client.metrics();
+    expect(metrics).toMatch(/codexd_turns_total\{kind="completed"\} 1/);
+  });
+
+  test("after a restart the session is interrupted, replays, and resumes with its context", async () => {
+    const stateDir = makeStateDir();
+    let sessionId: string;
+    let before: StoredEvent[];
+    {
+      await using d = await start(stateDir);
+      ({ sessionId } = await d.client.spawn({ prompt: "REMEMBER 4242", cwd: worktree.path }));
+      before = await untilTerminal(d.client, sessionId);
+      await d.client.send(sessionId, "GREET");
+      await untilTerminal(d.client, sessionId, before.at(-1)!.seq);
+    }
+    await using d = await start(stateDir);
+    const listed = await d.client.list();
+    expect(listed.find((s) => s.sessionId === sessionId)).toMatchObject({
+      status: "interrupted",
+    });
+    const replay = await d.client.storedEvents(sessionId, { after: 0 });
+    expect(replay.slice(0, before.length)).toEqual(before);
+    const requests = model.requests.length;
+    await d.client.resume(sessionId, { prompt: "GREET once more", cwd: worktree.path });
+    const resumed = await untilTerminal(d.client, sessionId, replay.at(-1)!.seq);
+    expect(resumed.at(-1)).toMatchObject({ type: "result", text: "hello, runner" });
+    expect(resumed[0]!.seq).toBe(replay.at(-1)!.seq + 1);
+    const body = JSON.stringify(model.requests.slice(requests).map((r) => r.body));
+    expect(body).toContain("REMEMBER 4242"); // the thread kept its context
+  });
+});

@@ -1,0 +1,121 @@
+/**
+ * Runs codexd as a real subprocess (`bun src/main.ts serve`, or the compiled binary) against the
+ * scripted model, and talks to it over HTTP only.
+ */
+import { type ChildProcess, spawn } from "node:child_process";
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import path from "node:path";
+import { createInterface } from "node:readline";
+import { z } from "zod";
+import { CodexdClient } from "../../src/client.ts";
+import type { ScriptedModel } from "../../src/devtools/scripted-model.ts";
+import { REPO_ROOT } from "./codex-harness.ts";
+
+/** The one line `codexd serve` prints on stdout when ready. */
+const ListeningLine = z.strictObject({
+  event: z.literal("listening"),
+  url: z.url(),
+  pid: z.number().int().positive(),
+});
+
+export interface DaemonProcess extends AsyncDisposable {
+  url: string;
+  pid: number;
+  stateDir: string;
+  client: CodexdClient;
+  child: ChildProcess;
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  stderr(): string;
+  /** SIGTERM and wait; returns the exit code. */
+  stop(): Promise<number | null>;
+}
+
+/** A state dir under the repo's .codexd/ (codex's home inside it must not be under /tmp). */
+export function makeStateDir(): string {
+  const root = path.join(REPO_ROOT, ".codexd", "test-daemons");
+  mkdirSync(root, { recursive: true });
+  return mkdtempSync(path.join(root, "state-"));
+}
+
+export async function startDaemonProcess(options: {
+  model: ScriptedModel;
+  stateDir?: string;
+  /** Default: bun src/main.ts. */
+  command?: string[];
+  cwd?: string;
+  extraArgs?: string[];
+  config?: Record<string, unknown>;
+}): Promise<DaemonProcess> {
+  const stateDir = options.stateDir ?? makeStateDir();
+  const configFile = path.join(stateDir, "..", `${path.basename(stateDir)}.jsonc`);
+  writeFileSync(
+    configFile,
+    `// written by the test\n${
+      JSON.stringify(
+        {
+          codex: { args: options.model.codexArgs({ requestMaxRetries: 0 }) },
+          policies: { dir: path.join(REPO_ROOT, "policies") },
+          ...options.config,
+        },
+        null,
+        2,
+      )
+    }\n`,
+  );
+  const command = options.command ?? [process.execPath, path.join(REPO_ROOT, "src/main.ts")];
+  const child = spawn(
+    command[0]!,
+    [
+      ...command.slice(1),
+      "serve",
+      "--port",
+      "0",
+      "--state-dir",
+      stateDir,
+      "--config",
+      configFile,
+      ...options.extraArgs ?? [],
+    ],
+    {
+      cwd: options.cwd ?? REPO_ROOT,
+      stdio: ["ignore", "pipe", "pipe"],
+      env: { ...process.env, CODEX_BIN: "" },
+    },
+  );
+  let stderr = "";
+  child.stderr!.setEncoding("utf8").on("data", (chunk: string) => {
+    if (stderr.length < 1_000_000) stderr += chunk;
+  });
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.once("exit", (code, signal) => resolve({ code, signal }))
+  );
+  const firstLine = await new Promise<string>((resolve, reject) => {
+    const lines = createInterface({ input: child.stdout! });
+    lines.once("line", resolve);
+    void exited.then(({ code }) =>
+      reject(new Error(`codexd exited (${code}) before listening:\n${stderr}`))
+    );
+  });
+  const listening = ListeningLine.parse(JSON.parse(firstLine));
+  const token = readFileSync(path.join(stateDir, "token"), "utf8").trim();
+  const client = new CodexdClient({ baseUrl: listening.url, token });
+  let stopping: Promise<number | null> | undefined;
+  const stop = () =>
+    stopping ??= (async () => {
+      if (child.exitCode === null && child.signalCode === null) child.kill("SIGTERM");
+      return (await exited).code;
+    })();
+  return {
+    url: listening.url,
+    pid: listening.pid,
+    stateDir,
+    client,
+    child,
+    exited,
+    stderr: () => stderr,
+    stop,
+    [Symbol.asyncDispose]: async () => {
+      await stop();
+    },
+  };
+}
