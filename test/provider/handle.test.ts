@@ -11,7 +11,12 @@ class FakeRpc implements ThreadRpc {
   calls: Array<{ method: string; params: unknown }> = [];
   turnCounter = 0;
   steerError: Error | undefined;
+  interruptError: Error | undefined;
   request<T>(method: string, params: unknown): Promise<T> {
+    if (method === "turn/interrupt" && this.interruptError) {
+      this.calls.push({ method, params });
+      return Promise.reject(this.interruptError);
+    }
     this.calls.push({ method, params });
     if (method === "turn/start") {
       return Promise.resolve({ turn: { id: `turn-${++this.turnCounter}` } } as T);
@@ -61,6 +66,20 @@ const completed = (id: string, status = "completed") => ({
 });
 
 describe("CodexHandle turns", () => {
+  test("interrupting a turn codex already ended succeeds; other codex refusals still throw", async () => {
+    const { rpc, handle } = makeHandle();
+    await handle.startTurn("hello");
+    rpc.interruptError = new RpcError(
+      "turn/interrupt",
+      -32600,
+      "codex refused turn/interrupt: no active turn to interrupt",
+    );
+    await handle.interrupt();
+    expect(rpc.methods()).toContain("turn/interrupt");
+    rpc.interruptError = new RpcError("turn/interrupt", -32603, "internal error");
+    await expect(handle.interrupt()).rejects.toThrow("internal error");
+  });
+
   test("a completed turn ends with one result carrying the last message and the usage", async () => {
     const { handle } = makeHandle();
     const receipt = await handle.startTurn("hello");

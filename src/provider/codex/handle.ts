@@ -209,7 +209,14 @@ export class CodexHandle implements Handle {
     const turn = this.#active;
     if (!turn || turn.finished) return;
     const turnId = turn.id ?? await turn.started;
-    await this.#rpc.request("turn/interrupt", { threadId: this.#threadId, turnId });
+    try {
+      await this.#rpc.request("turn/interrupt", { threadId: this.#threadId, turnId });
+    } catch (error) {
+      // The turn ended inside codex while the request was on its way: its turn/completed is
+      // already coming, so there is nothing left to interrupt.
+      if (isNoActiveTurn(error)) return;
+      throw error;
+    }
     // The terminal event comes with turn/completed (status interrupted).
   }
 
@@ -434,4 +441,10 @@ function stopMessage(code: ErrorCode): string {
     default:
       return `The turn ended: ${code}`;
   }
+}
+
+/** codex's answer to interrupting or steering a turn that already ended (-32600). */
+function isNoActiveTurn(error: unknown): boolean {
+  return error instanceof RpcError && error.code === -32600 &&
+    /no active turn/i.test(error.message);
 }
