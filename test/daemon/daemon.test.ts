@@ -137,4 +137,54 @@ describe("the daemon in-process", () => {
     const body = JSON.stringify(model.requests.slice(requests).map((r) => r.body));
     expect(body).toContain("REMEMBER 4242"); // the thread kept its context
   });
+
+  test("a table of bad requests, one or more per route, each with its 4xx and field", async () => {
+    await using d = await start();
+    const { sessionId } = await d.client.spawn({ prompt: "GREET", cwd: worktree.path });
+    await untilTerminal(d.client, sessionId);
+    const token = readFileSync(path.join(d.stateDir, "token"), "utf8").trim();
+    const cases: Array<[string, string, unknown, number, string?]> = [
+      ["POST", "/v1/sessions", {}, 400, "prompt"],
+      ["POST", "/v1/sessions", { prompt: "x" }, 400, "cwd"],
+      ["POST", "/v1/sessions", { prompt: "x", cwd: "/no/such/dir" }, 400, "cwd"],
+      ["POST", "/v1/sessions", { prompt: "x", cwd: worktree.path, policy: "nope" }, 400, "policy"],
+      ["POST", "/v1/sessions", { prompt: "x", cwd: worktree.path, colour: 1 }, 400, "colour"],
+      ["POST", "/v1/sessions", "[1,", 400],
+      ["GET", "/v1/sessions/ses_nope", undefined, 404],
+      ["POST", "/v1/sessions/ses_nope/turns", { prompt: "x" }, 404],
+      ["POST", `/v1/sessions/${sessionId}/turns`, { prompt: 7 }, 400, "prompt"],
+      ["POST", `/v1/sessions/${sessionId}/resume`, { prompt: "x", cwd: worktree.path }, 409],
+      ["POST", `/v1/sessions/${sessionId}/inject`, { text: "steer" }, 409],
+      ["POST", `/v1/sessions/${sessionId}/inject`, {}, 400, "text"],
+      ["POST", "/v1/sessions/ses_nope/interrupt", undefined, 404],
+      ["DELETE", "/v1/sessions/ses_nope", undefined, 404],
+      ["GET", "/v1/sessions/ses_nope/events", undefined, 404],
+      ["GET", `/v1/sessions/${sessionId}/events?after=-1`, undefined, 400, "after"],
+      ["GET", "/v1/sessions/ses_nope/approvals", undefined, 404],
+      ["POST", `/v1/sessions/${sessionId}/approvals/r-1`, { decision: "maybe" }, 400, "decision"],
+      ["POST", `/v1/sessions/${sessionId}/approvals/r-1`, { decision: "allow" }, 404],
+      ["POST", "/v1/policies/evaluate", { policy: "nope", command: "ls" }, 400, "policy"],
+      ["POST", "/v1/policies/evaluate", { policy: "default" }, 400],
+      ["PUT", "/v1/sessions", {}, 405],
+      ["POST", "/v1/sessions", "x".repeat(1024 * 1024 + 1), 413],
+    ];
+    const failures: string[] = [];
+    for (const [method, route, body, status, field] of cases) {
+      const res = await fetch(d.daemon.url + route, {
+        method,
+        headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+        ...(body !== undefined && { body: typeof body === "string" ? body : JSON.stringify(body) }),
+      });
+      const text = await res.text();
+      const error = JSON.parse(text).error;
+      const fields = JSON.stringify(error?.details ?? []);
+      if (res.status !== status || !error?.code || (field && !fields.includes(`"${field}`))) {
+        failures.push(`${method} ${route} → ${res.status} ${text.slice(0, 200)}`);
+      }
+    }
+    expect(failures).toEqual([]);
+    const anonymous = await fetch(d.daemon.url + "/v1/sessions");
+    expect(anonymous.status).toBe(401);
+    expect((await fetch(d.daemon.url + "/v1/health")).status).toBe(200);
+  });
 });
