@@ -4,7 +4,9 @@
  * subprocess tests (e2e.test.ts) cover the same daemon as a fleet runner sees it.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { readFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
 import path from "node:path";
 import { CodexdApiError, CodexdClient } from "../../src/client.ts";
 import { loadConfig } from "../../src/daemon/config.ts";
@@ -29,6 +31,10 @@ beforeAll(async () => {
         rounds: [[step.exec("printenv API_KEY")], [step.message("printed it")]],
       },
       { marker: "REMEMBER", rounds: [[step.message("noted")]] },
+      {
+        marker: "ASK",
+        rounds: [[step.exec("touch asked-marker.txt")], [step.message("touched")]],
+      },
     ],
   });
   worktree = await makeTempWorktree();
@@ -38,14 +44,14 @@ afterAll(async () => {
   await model?.close();
 });
 
-async function start(stateDir = makeStateDir()) {
+async function start(stateDir = makeStateDir(), policiesDir = path.join(REPO_ROOT, "policies")) {
   const config = loadConfig({
     args: ["--port", "0", "--state-dir", stateDir],
     cwd: REPO_ROOT,
     env: {},
   });
   config.codex.args = model.codexArgs({ requestMaxRetries: 0 });
-  config.policies.dir = path.join(REPO_ROOT, "policies");
+  config.policies.dir = policiesDir;
   const daemon: RunningDaemon = await startDaemon(config, { analyzer: fakeAnalyzer });
   const token = readFileSync(path.join(stateDir, "token"), "utf8").trim();
   const client = new CodexdClient({ baseUrl: daemon.url, token });
@@ -186,5 +192,52 @@ describe("the daemon in-process", () => {
     const anonymous = await fetch(d.daemon.url + "/v1/sessions");
     expect(anonymous.status).toBe(401);
     expect((await fetch(d.daemon.url + "/v1/health")).status).toBe(200);
+  });
+
+  test("an ask rule holds the command for a person; the answer through the API lets it run", async () => {
+    const policies = await mkdtemp(path.join(tmpdir(), "codexd-policies-"));
+    await writeFile(
+      path.join(policies, "attended.yaml"),
+      [
+        "version: 1",
+        "name: attended",
+        "default: allow",
+        "askTimeout: 5m",
+        "commands:",
+        "  ask:",
+        "    - id: ask-touch",
+        "      regex: 'touch asked-marker'",
+        "      reason: a person decides",
+      ].join("\n"),
+    );
+    await using d = await start(makeStateDir(), policies);
+    const { sessionId } = await d.client.spawn({
+      prompt: "ASK first",
+      cwd: worktree.path,
+      policy: "attended",
+    });
+    let pending: Awaited<ReturnType<CodexdClient["approvals"]>>["pending"] = [];
+    for await (const event of d.client.events(sessionId)) {
+      // The request is held before codex gets any answer: poll the route once per event.
+      pending = (await d.client.approvals(sessionId)).pending;
+      if (pending.length > 0 || event.type === "result") break;
+    }
+    if (pending.length === 0) pending = (await d.client.approvals(sessionId)).pending;
+    expect(pending).toHaveLength(1);
+    expect(pending[0]).toMatchObject({ ruleId: "ask-touch", request: { kind: "command" } });
+    expect(existsSync(path.join(worktree.path, "asked-marker.txt"))).toBe(false);
+    await d.client.answerApproval(sessionId, pending[0]!.requestId, "allow");
+    const events = await untilTerminal(d.client, sessionId);
+    expect(events.at(-1)).toMatchObject({ type: "result", text: "touched" });
+    expect(existsSync(path.join(worktree.path, "asked-marker.txt"))).toBe(true);
+    const decided = (await d.client.approvals(sessionId)).decisions;
+    expect(decided).toContainEqual(
+      expect.objectContaining({ decision: "allow", ruleId: "ask-touch" }),
+    );
+    const again = await apiError(
+      d.client.answerApproval(sessionId, pending[0]!.requestId, "deny"),
+    );
+    expect(again.status).toBe(409);
+    await rm(policies, { recursive: true, force: true });
   });
 });
