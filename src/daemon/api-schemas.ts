@@ -52,6 +52,16 @@ export const Health = z.object({
   /** The last lines codex wrote to stderr (redacted), when degraded. */
   stderr: z.array(z.string()).default([]),
   uptimeSeconds: z.number().nonnegative().optional(),
+  /**
+   * Liveness without killing anything: silence alone never ends a turn, so health reports what a
+   * person may want to look at instead.
+   */
+  sessions: z.object({
+    live: z.number().int().nonnegative(),
+    /** `ask` approvals waiting for a person, and since when the oldest waits. */
+    pendingApprovals: z.number().int().nonnegative(),
+    oldestPendingApprovalSince: z.string().nullable(),
+  }).optional(),
 }).openapi("Health");
 export type Health = z.input<typeof Health>;
 

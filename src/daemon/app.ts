@@ -478,6 +478,8 @@ export function createApp(options: CreateAppOptions): CodexdApp {
     metrics.sessions.reset();
     for (const status of S.SessionStatus.options) metrics.sessions.set({ status }, 0);
     for (const session of await service.list()) metrics.sessions.inc({ status: session.status });
+    const health = await service.health();
+    metrics.pendingApprovals.set({}, health.sessions?.pendingApprovals ?? 0);
     return c.body(metrics.registry.render(), 200, {
       "content-type": "text/plain; version=0.0.4; charset=utf-8",
     });

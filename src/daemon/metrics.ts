@@ -159,8 +159,10 @@ export interface DaemonMetrics {
   registry: MetricsRegistry;
   /** Set at each scrape from the service's session list. Labels: status. */
   sessions: Gauge;
-  /** Turns started. Labels: kind (`spawn`, `followUp`, `resume`). */
+  /** Turns ended. Labels: kind (`completed`, or the error code that ended it). */
   turns: Counter;
+  /** Set at each scrape: `ask` approvals waiting for a person. */
+  pendingApprovals: Gauge;
   /** Events journaled. Labels: type. */
   events: Counter;
   /** Approval decisions. Labels: decision, source. */
@@ -175,7 +177,11 @@ export function createDaemonMetrics(): DaemonMetrics {
   return {
     registry,
     sessions: registry.gauge("codexd_sessions", "Sessions by status", ["status"]),
-    turns: registry.counter("codexd_turns_total", "Turns started", ["kind"]),
+    turns: registry.counter("codexd_turns_total", "Turns ended, by outcome", ["kind"]),
+    pendingApprovals: registry.gauge(
+      "codexd_pending_approvals",
+      "Approvals held for a person (ask rules)",
+    ),
     events: registry.counter("codexd_events_total", "Session events journaled", ["type"]),
     approvals: registry.counter(
       "codexd_approvals_total",

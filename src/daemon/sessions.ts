@@ -220,6 +220,7 @@ export class SessionManager implements SessionService {
     const problems = [...(this.#o.problems?.() ?? [])];
     if (status.lastError) problems.push(status.lastError);
     const degraded = status.state !== "ready" || problems.length > 0;
+    const pending = this.#o.bridge.pending();
     return Promise.resolve({
       status: !this.#accepting
         ? "stopping"
@@ -240,7 +241,8 @@ export class SessionManager implements SessionService {
       uptimeSeconds: (Date.now() - this.#startedAt) / 1000,
       sessions: {
         live: this.#live.size,
-        stuckApprovals: this.#o.bridge.pending().length,
+        pendingApprovals: pending.length,
+        oldestPendingApprovalSince: pending.map((p) => p.since).sort()[0] ?? null,
       },
     } as Health);
   }

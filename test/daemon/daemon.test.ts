@@ -226,6 +226,12 @@ describe("the daemon in-process", () => {
     expect(pending).toHaveLength(1);
     expect(pending[0]).toMatchObject({ ruleId: "ask-touch", request: { kind: "command" } });
     expect(existsSync(path.join(worktree.path, "asked-marker.txt"))).toBe(false);
+    // A held approval shows in health and metrics, so a person can find it.
+    expect((await d.client.health()).sessions).toMatchObject({
+      pendingApprovals: 1,
+      oldestPendingApprovalSince: pending[0]!.since,
+    });
+    expect(await d.client.metrics()).toContain("codexd_pending_approvals 1");
     await d.client.answerApproval(sessionId, pending[0]!.requestId, "allow");
     const events = await untilTerminal(d.client, sessionId);
     expect(events.at(-1)).toMatchObject({ type: "result", text: "touched" });
