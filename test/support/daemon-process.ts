@@ -45,6 +45,8 @@ export async function startDaemonProcess(options: {
   cwd?: string;
   extraArgs?: string[];
   config?: Record<string, unknown>;
+  /** Added to the daemon's environment (CODEX_BIN is cleared unless given here). */
+  env?: Record<string, string>;
 }): Promise<DaemonProcess> {
   const stateDir = options.stateDir ?? makeStateDir();
   const configFile = path.join(stateDir, "..", `${path.basename(stateDir)}.jsonc`);
@@ -79,7 +81,7 @@ export async function startDaemonProcess(options: {
     {
       cwd: options.cwd ?? REPO_ROOT,
       stdio: ["ignore", "pipe", "pipe"],
-      env: { ...process.env, CODEX_BIN: "" },
+      env: { ...process.env, CODEX_BIN: "", ...options.env },
     },
   );
   let stderr = "";
