@@ -4,9 +4,11 @@
  * subprocess tests (e2e.test.ts) cover the same daemon as a fleet runner sees it.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { execFile } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
+import { promisify } from "node:util";
 import path from "node:path";
 import { CodexdApiError, CodexdClient } from "../../src/client.ts";
 import { loadConfig } from "../../src/daemon/config.ts";
@@ -18,6 +20,7 @@ import { makeTempWorktree, REPO_ROOT, type TempWorktree } from "../support/codex
 import { makeStateDir } from "../support/daemon-process.ts";
 
 const SECRET = "sk-test-0123456789abcdef";
+const execFileAsync = promisify(execFile);
 
 let model: ScriptedModel;
 let worktree: TempWorktree;
@@ -245,5 +248,31 @@ describe("the daemon in-process", () => {
     );
     expect(again.status).toBe(409);
     await rm(policies, { recursive: true, force: true });
+  });
+
+  test("codexd sessions list, show and tail talk to the running daemon", async () => {
+    await using d = await start();
+    const { sessionId } = await d.client.spawn({ prompt: "GREET", cwd: worktree.path });
+    await untilTerminal(d.client, sessionId);
+    await d.client.stop(sessionId); // so that tail replays and ends
+    const cli = (...args: string[]) =>
+      execFileAsync(process.execPath, [
+        path.join(REPO_ROOT, "src/main.ts"),
+        "sessions",
+        ...args,
+        "--url",
+        d.daemon.url,
+        "--state-dir",
+        d.stateDir,
+      ], { encoding: "utf8" });
+    const list = await cli("list");
+    expect(list.stdout).toMatch(new RegExp(`^${sessionId}\\s+stopped\\s+default\\s+`, "m"));
+    const show = await cli("show", sessionId);
+    expect(JSON.parse(show.stdout)).toMatchObject({ sessionId, status: "stopped" });
+    const tail = await cli("tail", sessionId);
+    expect(tail.stdout).toMatch(/^\s+1 system\s+user_prompt: GREET$/m);
+    expect(tail.stdout).toMatch(/^\s+\d+ result\s+hello, runner$/m);
+    const missing = await cli("show", "ses_nope").then(() => 0, (e: { code: number }) => e.code);
+    expect(missing).toBe(1);
   });
 });
