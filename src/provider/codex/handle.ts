@@ -114,8 +114,11 @@ export class CodexHandle implements Handle {
   // -------------------------------------------------------------------------------------------
   // Turns
 
-  /** Starts a turn now (the provider calls this for the first turn). */
-  startTurn(prompt: string): Promise<SendReceipt> {
+  /**
+   * Starts a turn now (the provider calls this for the first turn). `signal` cancels the wait for
+   * `turn/start`'s answer: a codex that never answers must not hold an aborted spawn forever.
+   */
+  startTurn(prompt: string, options: { signal?: AbortSignal } = {}): Promise<SendReceipt> {
     if (this.#closing) {
       return Promise.reject(
         new WrongState(`Cannot start a turn: session ${this.sessionId} stopped`),
@@ -140,10 +143,11 @@ export class CodexHandle implements Handle {
       turn.deadline = setTimer(() => this.#onDeadline(turn), this.#spec.timeoutMs);
     }
     return this.#rpc
-      .request<{ turn: { id: string } }>("turn/start", {
-        threadId: this.#threadId,
-        ...planTurn(this.#spec, prompt),
-      })
+      .request<{ turn: { id: string } }>(
+        "turn/start",
+        { threadId: this.#threadId, ...planTurn(this.#spec, prompt) },
+        options.signal ? { signal: options.signal } : {},
+      )
       .then((result) => {
         this.#turnIdKnown(turn, result.turn.id);
         return { turnId: result.turn.id, queued: false };

@@ -199,7 +199,7 @@ export class CodexProvider implements Provider {
     const onAbort = () => void handle.stop();
     signal?.addEventListener("abort", onAbort, { once: true });
     try {
-      await handle.startTurn(prompt);
+      await handle.startTurn(prompt, signal ? { signal } : {});
     } catch (error) {
       await handle.stop();
       throw error;
