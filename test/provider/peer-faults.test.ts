@@ -5,113 +5,10 @@
  * other sessions run on the same connection, and those sessions must not notice.
  */
 import { describe, expect, test } from "bun:test";
-import { tmpdir } from "node:os";
 import { RequestAborted, RequestTimeout } from "../../src/errors.ts";
-import type { CodexChild } from "../../src/provider/codex/child.ts";
-import type { JsonRpcConnection, JsonRpcOptions } from "../../src/provider/codex/jsonrpc.ts";
-import { CodexProvider } from "../../src/provider/codex/provider.ts";
 import { isTerminal, type SessionEvent } from "../../src/provider/events.ts";
-import { Spec } from "../../src/provider/spec.ts";
-import type { Handle } from "../../src/provider/types.ts";
-import { connectFakePeer, type FakePeer, type PeerMessage } from "../support/fake-peer.ts";
-import { allowAll, EventRecorder } from "../support/provider-fixture.ts";
-
-/** A fake codex app-server: answers thread/start and turn/start, plays turns on command. */
-class FakeAppServer implements AsyncDisposable {
-  readonly connection: JsonRpcConnection;
-  readonly peer: FakePeer;
-  readonly provider: CodexProvider;
-  readonly logs: Array<{ level: string; message: string }> = [];
-  /** Requests of these methods get no answer, once each (a stalled codex). */
-  readonly stallNext = new Map<string, number>();
-  readonly stalled: PeerMessage[] = [];
-  #threads = 0;
-  #turns = 0;
-
-  constructor(options: JsonRpcOptions = {}) {
-    const { connection, peer } = connectFakePeer(options);
-    this.connection = connection;
-    this.peer = peer;
-    peer.autoRespond = (message) => this.#answer(message);
-    const child: CodexChild = {
-      pid: undefined,
-      version: "fake",
-      rpc: connection,
-      onExit: (listener) => void connection.onClose((cause) => listener(cause.message)),
-      stderrTail: () => [],
-      stop: () => connection.stop(),
-    };
-    this.provider = new CodexProvider({
-      child,
-      approver: allowAll,
-      log: (level, message) => this.logs.push({ level, message }),
-    });
-  }
-
-  #answer(message: PeerMessage): unknown {
-    if (message.method === undefined || message.id === undefined) return undefined;
-    const stalls = this.stallNext.get(message.method) ?? 0;
-    if (stalls > 0) {
-      this.stallNext.set(message.method, stalls - 1);
-      this.stalled.push(message);
-      return undefined;
-    }
-    switch (message.method) {
-      case "thread/start":
-        return { thread: { id: `thread-${++this.#threads}` }, model: "fake-model" };
-      case "turn/start":
-        return { turn: { id: `turn-${++this.#turns}`, status: "inProgress", items: [] } };
-      default:
-        return {};
-    }
-  }
-
-  spawn(prompt: string, signal?: AbortSignal): Promise<Handle> {
-    return this.provider.spawn(
-      Spec.parse({ prompt, cwd: tmpdir() }),
-      signal ? { signal } : {},
-    );
-  }
-
-  notify(method: string, params: unknown): Promise<void> {
-    return this.peer.send({ method, params });
-  }
-
-  /** The turn codex would play: started, deltas, the message, completed. */
-  async playTurn(threadId: string, turnId: string, text: string): Promise<void> {
-    await this.notify("turn/started", {
-      threadId,
-      turn: { id: turnId, status: "inProgress", items: [] },
-    });
-    for (const delta of [text.slice(0, 3), text.slice(3)]) {
-      await this.notify("item/agentMessage/delta", { threadId, turnId, itemId: "m", delta });
-    }
-    await this.completeTurn(threadId, turnId, text);
-  }
-
-  async completeTurn(threadId: string, turnId: string, text: string): Promise<void> {
-    await this.notify("item/completed", {
-      threadId,
-      turnId,
-      item: { type: "agentMessage", id: "m", text },
-    });
-    await this.notify("turn/completed", {
-      threadId,
-      turn: { id: turnId, status: "completed", items: [], error: null },
-    });
-  }
-
-  async [Symbol.asyncDispose](): Promise<void> {
-    await this.provider.shutdown();
-  }
-}
-
-/** The id codex gave the handle's running turn. */
-function turnOf(app: FakeAppServer, handle: Handle): string {
-  const turnId = app.provider.handles.get(handle.sessionId)?.currentTurnId;
-  if (!turnId) throw new Error(`session ${handle.sessionId} has no running turn`);
-  return turnId;
-}
+import { FakeAppServer } from "../support/fake-app-server.ts";
+import { EventRecorder } from "../support/provider-fixture.ts";
 
 function texts(events: SessionEvent[]): string {
   return events.map((e) => e.type === "text.delta" ? e.text : "").join("");
@@ -126,8 +23,8 @@ async function twoSessions(app: FakeAppServer) {
     b,
     aEvents: new EventRecorder(a),
     bEvents: new EventRecorder(b),
-    aTurn: turnOf(app, a),
-    bTurn: turnOf(app, b),
+    aTurn: app.turnOf(a),
+    bTurn: app.turnOf(b),
   };
 }
 
@@ -251,7 +148,7 @@ describe("a peer that stalls on one request", () => {
     const { a, b, aEvents, bEvents, aTurn, bTurn } = await twoSessions(app);
     app.stallNext.set("thread/start", 1);
     const abort = new AbortController();
-    const failed = app.spawn("aborted", abort.signal).catch((e) => e);
+    const failed = app.spawn("aborted", { signal: abort.signal }).catch((e) => e);
     while (app.stalled.length === 0) await new Promise((r) => setTimeout(r, 1));
     abort.abort(new Error("runner went away"));
     expect(await failed).toBeInstanceOf(RequestAborted);
@@ -268,7 +165,7 @@ describe("a peer that stalls on one request", () => {
     const { a, aEvents, aTurn } = await twoSessions(app);
     app.stallNext.set("turn/start", 1);
     const abort = new AbortController();
-    const failed = app.spawn("aborted", abort.signal).catch((e) => e);
+    const failed = app.spawn("aborted", { signal: abort.signal }).catch((e) => e);
     while (app.stalled.length === 0) await new Promise((r) => setTimeout(r, 1));
     abort.abort(new Error("runner went away"));
     expect(await failed).toBeInstanceOf(RequestAborted);

@@ -43,7 +43,9 @@ export class FakePeer {
         }
         const reply = this.autoRespond?.(message);
         if (reply !== undefined && message.id !== undefined && message.method) {
-          await this.send({ id: message.id, result: reply });
+          // After end() or fail() the peer has no output left: the answer is lost, as with a
+          // codex that died, and must not surface as an unhandled rejection.
+          await this.send({ id: message.id, result: reply }).catch(() => {});
         }
       }
     }

@@ -284,10 +284,12 @@ export class CodexHandle implements Handle {
     if (mapped.totalUsage) this.#totalUsage = mapped.totalUsage;
     const turn = this.#active;
     for (const event of mapped.events) {
-      if (event.type === "turn.started") {
-        if (turn && event.turnId) this.#turnIdKnown(turn, event.turnId);
-        if (event.turnId && this.#finishedTurns.has(event.turnId)) continue;
+      if (event.type === "turn.started" && turn && event.turnId) {
+        this.#turnIdKnown(turn, event.turnId);
       }
+      // A turn that already got its terminal event (a deadline, or an interrupt racing its
+      // completion) says nothing more: codex's late deltas and items for it are dropped.
+      if (event.turnId && this.#finishedTurns.has(event.turnId)) continue;
       if (event.type === "message" && turn) turn.lastMessage = event.text;
       this.emit(event);
     }
@@ -395,6 +397,9 @@ export class CodexHandle implements Handle {
       }
     }
     await this.#bestEffort("thread/unsubscribe", { threadId: this.#threadId });
+    // The child died while those requests were out: crashed() closed the stream already, and an
+    // event now would be dropped (and counted as a protocol error).
+    if (this.#stream.closed) return;
     // Idle sessions get no terminal event: this tells readers why the stream ends.
     this.emit({ type: "system", subtype: "session_stopped", reason: code });
     this.#close();
