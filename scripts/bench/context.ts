@@ -1,0 +1,18 @@
+/** What every scenario gets: the shared scripted model, a worktree, the daemon mode, options. */
+import type { ScriptedModel } from "../../src/devtools/scripted-model.ts";
+import type { DaemonMode } from "./daemon.ts";
+
+export interface BenchContext {
+  model: ScriptedModel;
+  /** A git worktree under the temp folder that sessions use as their cwd. */
+  cwd: string;
+  /** The native codex binary every scenario runs. */
+  codexBinary: string;
+  daemonMode: DaemonMode;
+  quick: boolean;
+  /** Progress lines go to stderr so stdout carries only the table. */
+  log(message: string): void;
+}
+
+/** The marker that makes the scripted model stream the big answer (see throughput.ts). */
+export const STREAM_MARKER = "BENCH_STREAM_1MB";

@@ -1,0 +1,98 @@
+/**
+ * One way to get a running codexd for every scenario. The real thing is the subprocess
+ * (`bun src/main.ts serve`, as `npm start` runs it). While the production shell analyzer is not
+ * built, `codexd serve` cannot start, so the daemon runs in this process with the test suite's
+ * fake analyzer instead; the report says which one was measured.
+ */
+import { readFileSync } from "node:fs";
+import { rm } from "node:fs/promises";
+import path from "node:path";
+import { CodexdClient } from "../../src/client.ts";
+import { defaultShellAnalyzer } from "../../src/approval/shell-analyzer.ts";
+import { loadConfig } from "../../src/daemon/config.ts";
+import { startDaemon } from "../../src/daemon/serve.ts";
+import type { ScriptedModel } from "../../src/devtools/scripted-model.ts";
+import { fakeAnalyzer } from "../../test/approval/support/fake-analyzer.ts";
+import { REPO_ROOT } from "../../test/support/codex-harness.ts";
+import { makeStateDir, startDaemonProcess } from "../../test/support/daemon-process.ts";
+import { codexPidsUnder } from "./machine.ts";
+
+export type DaemonMode = "subprocess" | "in-process";
+
+export interface BenchDaemon extends AsyncDisposable {
+  mode: DaemonMode;
+  url: string;
+  client: CodexdClient;
+  /** The daemon's pid (the bench's own pid when in-process). */
+  pid: number;
+  /** The codex app-server child(ren) of the daemon. */
+  codexPids(): number[];
+  stop(): Promise<void>;
+}
+
+/** subprocess when the production analyzer works, else in-process with the fake one. */
+export async function chooseDaemonMode(): Promise<{ mode: DaemonMode; why: string }> {
+  try {
+    await defaultShellAnalyzer();
+    return { mode: "subprocess", why: "bun src/main.ts serve (production analyzer)" };
+  } catch (error) {
+    const reason = error instanceof Error ? error.message : String(error);
+    return {
+      mode: "in-process",
+      why: `startDaemon() inside the bench process with the fake analyzer: ${reason}`,
+    };
+  }
+}
+
+export async function startBenchDaemon(
+  model: ScriptedModel,
+  mode: DaemonMode,
+): Promise<BenchDaemon> {
+  const stateDir = makeStateDir();
+  const cleanup = async () => {
+    await rm(stateDir, { recursive: true, force: true, maxRetries: 3 });
+    await rm(`${stateDir}.jsonc`, { force: true });
+  };
+  if (mode === "subprocess") {
+    const daemon = await startDaemonProcess({ model, stateDir });
+    let stopping: Promise<void> | undefined;
+    const stop = () =>
+      stopping ??= (async () => {
+        await daemon.stop();
+        await cleanup();
+      })();
+    return {
+      mode,
+      url: daemon.url,
+      client: daemon.client,
+      pid: daemon.pid,
+      codexPids: () => codexPidsUnder(daemon.pid),
+      stop,
+      [Symbol.asyncDispose]: stop,
+    };
+  }
+  const config = loadConfig({
+    args: ["--port", "0", "--state-dir", stateDir],
+    cwd: REPO_ROOT,
+    env: {},
+  });
+  config.codex.args = model.codexArgs({ requestMaxRetries: 0 });
+  config.policies.dir = path.join(REPO_ROOT, "policies");
+  const daemon = await startDaemon(config, { analyzer: fakeAnalyzer });
+  const token = readFileSync(path.join(stateDir, "token"), "utf8").trim();
+  let stopping: Promise<void> | undefined;
+  const stop = () =>
+    stopping ??= (async () => {
+      await daemon.stop();
+      await cleanup();
+    })();
+  return {
+    mode,
+    url: daemon.url,
+    client: new CodexdClient({ baseUrl: daemon.url, token }),
+    pid: process.pid,
+    codexPids: () => codexPidsUnder(process.pid),
+    stop,
+    [Symbol.asyncDispose]: stop,
+  };
+}

@@ -1,0 +1,173 @@
+/**
+ * The floor: a minimal stdio JSON-RPC client straight to `codex app-server`, with nothing between
+ * the bench and codex but line splitting and JSON.parse. Whatever the daemon adds on top of this
+ * is its overhead.
+ */
+import type { ScriptedModel } from "../../src/devtools/scripted-model.ts";
+import { type CodexUnderTest, startCodex } from "../../test/support/codex-harness.ts";
+import { nowMs } from "./stats.ts";
+
+/** A parsed line from codex, checked by hand (this path must stay as cheap as possible). */
+interface Message {
+  id?: number | string;
+  method?: string;
+  params?: Record<string, unknown>;
+  result?: unknown;
+  error?: { message?: unknown };
+}
+
+function toMessage(line: string): Message | undefined {
+  let value: unknown;
+  try {
+    value = JSON.parse(line);
+  } catch {
+    return undefined;
+  }
+  if (typeof value !== "object" || value === null || Array.isArray(value)) return undefined;
+  const record = value as Record<string, unknown>;
+  const id = record.id;
+  const params = record.params;
+  const error = record.error;
+  return {
+    ...(typeof id === "number" || typeof id === "string" ? { id } : {}),
+    ...(typeof record.method === "string" ? { method: record.method } : {}),
+    ...(typeof params === "object" && params !== null
+      ? { params: params as Record<string, unknown> }
+      : {}),
+    ...("result" in record ? { result: record.result } : {}),
+    ...(typeof error === "object" && error !== null
+      ? { error: error as { message?: unknown } }
+      : {}),
+  };
+}
+
+export interface DirectTurn {
+  /** turn/start written → turn/completed read, ms. */
+  ms: number;
+  /** `item/agentMessage/delta` notifications read during the turn. */
+  deltas: number;
+  /** Every notification read during the turn. */
+  notifications: number;
+  status: string;
+}
+
+export class DirectClient implements AsyncDisposable {
+  readonly codex: CodexUnderTest;
+  #nextId = 1;
+  #pending = new Map<number | string, (message: Message) => void>();
+  #listeners = new Set<(message: Message) => void>();
+
+  private constructor(codex: CodexUnderTest) {
+    this.codex = codex;
+    let buffer = "";
+    codex.stdout.setEncoding("utf8");
+    codex.stdout.on("data", (chunk: string) => {
+      buffer += chunk;
+      let start = 0;
+      for (let end = buffer.indexOf("\n"); end >= 0; end = buffer.indexOf("\n", start)) {
+        const message = toMessage(buffer.slice(start, end));
+        start = end + 1;
+        if (message) this.#receive(message);
+      }
+      buffer = buffer.slice(start);
+    });
+  }
+
+  static async start(model: ScriptedModel): Promise<DirectClient> {
+    const codex = await startCodex({ model, modelArgs: { requestMaxRetries: 0 } });
+    const client = new DirectClient(codex);
+    await client.request("initialize", {
+      clientInfo: { name: "codexd-bench", version: "0.0.0" },
+      capabilities: null,
+    });
+    client.#write({ method: "initialized" });
+    return client;
+  }
+
+  get pid(): number {
+    return this.codex.pid;
+  }
+
+  request(method: string, params: unknown): Promise<unknown> {
+    const id = this.#nextId++;
+    return new Promise((resolve, reject) => {
+      this.#pending.set(id, (message) => {
+        if (message.error) {
+          reject(new Error(`codex answered ${method}: ${String(message.error.message)}`));
+        } else resolve(message.result);
+      });
+      this.#write({ id, method, params });
+    });
+  }
+
+  /** A thread with the same approval policy and sandbox the daemon asks for. */
+  async startThread(cwd: string): Promise<string> {
+    const result = await this.request("thread/start", {
+      cwd,
+      approvalPolicy: "untrusted",
+      sandbox: "workspace-write",
+    });
+    const id = (result as { thread?: { id?: unknown } } | undefined)?.thread?.id;
+    if (typeof id !== "string") throw new Error("codex answered thread/start without thread.id");
+    return id;
+  }
+
+  /** One turn, timed from the write of turn/start to the read of its turn/completed. */
+  runTurn(threadId: string, text: string): Promise<DirectTurn> {
+    return new Promise((resolve, reject) => {
+      let deltas = 0;
+      let notifications = 0;
+      const started = nowMs();
+      const listener = (message: Message) => {
+        if (message.params?.threadId !== threadId) return;
+        notifications++;
+        if (message.method === "item/agentMessage/delta") deltas++;
+        else if (message.method === "turn/completed") {
+          this.#listeners.delete(listener);
+          const turn = message.params.turn as { status?: unknown } | undefined;
+          resolve({
+            ms: nowMs() - started,
+            deltas,
+            notifications,
+            status: String(turn?.status),
+          });
+        }
+      };
+      this.#listeners.add(listener);
+      this.request("turn/start", {
+        threadId,
+        input: [{ type: "text", text, text_elements: [] }],
+      }).catch((error: unknown) => {
+        this.#listeners.delete(listener);
+        reject(error);
+      });
+    });
+  }
+
+  close(): Promise<void> {
+    return this.codex.close();
+  }
+
+  [Symbol.asyncDispose](): Promise<void> {
+    return this.close();
+  }
+
+  #write(message: Record<string, unknown>): void {
+    this.codex.stdin.write(`${JSON.stringify(message)}\n`);
+  }
+
+  #receive(message: Message): void {
+    if (message.method === undefined && message.id !== undefined) {
+      const waiter = this.#pending.get(message.id);
+      this.#pending.delete(message.id);
+      waiter?.(message);
+      return;
+    }
+    if (message.method !== undefined && message.id !== undefined) {
+      // A server request (approval): these scenarios script none, so refuse anything asked.
+      this.#write({ id: message.id, result: { decision: "decline" } });
+      return;
+    }
+    for (const listener of this.#listeners) listener(message);
+  }
+}

@@ -1,0 +1,89 @@
+/**
+ * Scenario 2: the scripted model streams a 1 MB answer in 10,000 deltas. How many delta events
+ * per second reach an SSE client of the daemon, against how many delta notifications per second
+ * the direct stdio client reads from codex. Each rate is deltas / (request sent → turn end).
+ */
+import { type BenchContext, STREAM_MARKER } from "./context.ts";
+import { startBenchDaemon } from "./daemon.ts";
+import { DirectClient } from "./direct.ts";
+import { DaemonSession } from "./session.ts";
+import { median, ratio, round } from "./stats.ts";
+
+export const ANSWER_CHARS = 1_000_000;
+export const ANSWER_DELTAS = 10_000;
+
+/** The rule the shared scripted model serves for STREAM_MARKER. */
+export function streamRule() {
+  return {
+    marker: STREAM_MARKER,
+    rounds: [[{
+      type: "message" as const,
+      text: "x".repeat(ANSWER_CHARS - 1) + "\n",
+      deltas: ANSWER_DELTAS,
+    }]],
+  };
+}
+
+export interface ThroughputRun {
+  ms: number;
+  deltas: number;
+  eventsPerSecond: number;
+}
+
+export interface ThroughputResult {
+  answerChars: number;
+  answerDeltas: number;
+  runs: number;
+  daemon: { eventsPerSecond: number | null; deltasReceived: number[]; runs: ThroughputRun[] };
+  direct: { eventsPerSecond: number | null; deltasReceived: number[]; runs: ThroughputRun[] };
+  /** daemon / direct events per second (median runs). */
+  ratio: number | null;
+}
+
+function run(ms: number, deltas: number): ThroughputRun {
+  return { ms: round(ms)!, deltas, eventsPerSecond: round(deltas / (ms / 1000), 0)! };
+}
+
+export async function throughput(
+  ctx: BenchContext,
+  options: { runs: number },
+): Promise<ThroughputResult> {
+  const daemonRuns: ThroughputRun[] = [];
+  const directRuns: ThroughputRun[] = [];
+  await using daemon = await startBenchDaemon(ctx.model, ctx.daemonMode);
+  await using direct = await DirectClient.start(ctx.model);
+  const { session } = await DaemonSession.spawn(daemon.client, {
+    prompt: "bench warm-up a",
+    cwd: ctx.cwd,
+  });
+  const thread = await direct.startThread(ctx.cwd);
+  await direct.runTurn(thread, "bench warm-up b");
+  ctx.log(`throughput: ${options.runs} run(s) of ${ANSWER_DELTAS} deltas each way`);
+  for (let i = 0; i < options.runs; i++) {
+    const b = await direct.runTurn(thread, `${STREAM_MARKER} ${i}`);
+    if (b.status !== "completed") throw new Error(`direct stream turn ended ${b.status}`);
+    directRuns.push(run(b.ms, b.deltas));
+    const a = await session.runTurn(`${STREAM_MARKER} ${i}`);
+    if (a.outcome !== "result") throw new Error(`daemon stream turn ended with ${a.outcome}`);
+    daemonRuns.push(run(a.ms, a.deltas));
+  }
+  await session.close();
+  const daemonRate = median(daemonRuns.map((r) => r.eventsPerSecond));
+  const directRate = median(directRuns.map((r) => r.eventsPerSecond));
+  return {
+    answerChars: ANSWER_CHARS,
+    answerDeltas: ANSWER_DELTAS,
+    runs: options.runs,
+    daemon: {
+      eventsPerSecond: round(daemonRate, 0),
+      deltasReceived: daemonRuns.map((r) => r.deltas),
+      runs: daemonRuns,
+    },
+    direct: {
+      eventsPerSecond: round(directRate, 0),
+      deltasReceived: directRuns.map((r) => r.deltas),
+      runs: directRuns,
+    },
+    ratio: ratio(daemonRate, directRate),
+  };
+}
