@@ -12,12 +12,13 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { readdirSync, readFileSync } from "node:fs";
 import { mkdir } from "node:fs/promises";
-import { Readable, Writable } from "node:stream";
+import { Readable } from "node:stream";
 import { z } from "zod";
 import { ConnectionClosed, errorMessage, ProviderUnavailable } from "../../errors.ts";
 import { type BinarySource, resolveCodexBinary, type ResolvedBinary } from "./binary.ts";
 import { buildChildEnv } from "./child-env.ts";
 import { JsonRpcConnection } from "./jsonrpc.ts";
+import { webWritable } from "./node-writable.ts";
 import { StderrRing } from "./stderr-ring.ts";
 
 export const InitializeResult = z.object({
@@ -132,7 +133,7 @@ export class CodexProcess<R extends CodexRpc = JsonRpcConnection> implements Asy
       ((stdout, stdin) => new JsonRpcConnection(stdout, stdin) as unknown as R);
     this.rpc = connect(
       Readable.toWeb(child.stdout!) as unknown as ReadableStream<Uint8Array>,
-      Writable.toWeb(child.stdin!) as unknown as WritableStream<Uint8Array>,
+      webWritable(child.stdin!),
     );
     void this.exited.then((exit) => this.#onExit(exit));
   }
