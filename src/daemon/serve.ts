@@ -32,7 +32,7 @@ import { createDaemonMetrics } from "./metrics.ts";
 import { PidLedger } from "./pid-ledger.ts";
 import { SessionManager } from "./sessions.ts";
 import { Store } from "./store.ts";
-import { CodexSupervisor } from "./supervisor.ts";
+import { type BackoffPolicy, CodexSupervisor } from "./supervisor.ts";
 
 export const SERVE_HELP = `Usage: codexd serve [options]
 
@@ -84,12 +84,21 @@ export interface RunningDaemon {
   /** Resolves with the exit code once the daemon stopped. */
   stopped: Promise<number>;
   stop(): Promise<void>;
+  /** The event journal (subscriber counts and overflows, for tests and fault reports). */
+  journal: Journal;
 }
 
 export interface DaemonDeps {
   /** The command analyzer; the tree-sitter one by default (tests may pass their own). */
   analyzer?: ShellAnalyzer;
+  /** Restart backoff of the codex child (default 0.5 s doubling to 30 s). */
+  backoff?: BackoffPolicy;
+  /** Live events buffered per SSE reader before it falls back to the database (default 1024). */
+  journalBufferLimit?: number;
 }
+
+/** stderr lines kept from a codex child that failed to start, for health. */
+const FAILED_START_STDERR_LINES = 20;
 
 export async function startDaemon(
   config: ResolvedConfig,
@@ -110,6 +119,7 @@ export async function startDaemon(
   if (interrupted.length > 0) log("info", "sessions interrupted by the last stop", { interrupted });
   const journal = new Journal(store, {
     ...(config.events.retention !== undefined && { retention: config.events.retention }),
+    ...(deps.journalBufferLimit !== undefined && { bufferLimit: deps.journalBufferLimit }),
   });
 
   const analyzer = deps.analyzer ?? await defaultShellAnalyzer();
@@ -119,8 +129,13 @@ export async function startDaemon(
 
   const problems: string[] = [];
   let firstChild = true;
+  // A child that dies during start never becomes a provider to ask for its stderr: keep it here.
+  let startStderr: string[] = [];
   const supervisor = new CodexSupervisor({
+    ...(deps.backoff && { backoff: deps.backoff }),
+    startStderr: () => startStderr,
     startProvider: async () => {
+      startStderr = [];
       const child = await startCodexChild({
         codexHome: config.codex.home,
         ...(config.codex.bin !== undefined && { binary: config.codex.bin }),
@@ -128,7 +143,12 @@ export async function startDaemon(
         extraEnv: config.codex.env,
         searchFrom: [process.cwd()],
         log: (level, message, data) => level !== "debug" && log(level, message, data),
-        logger: { stderr: () => {} },
+        logger: {
+          stderr: (line) => {
+            startStderr.push(line);
+            if (startStderr.length > FAILED_START_STDERR_LINES) startStderr.shift();
+          },
+        },
       });
       if (child.pid !== undefined) ledger.recordChild(child.pid);
       if (!firstChild) metrics.codexRestarts.inc();
@@ -194,7 +214,7 @@ export async function startDaemon(
     const result = policies.reload();
     log(result.issues.length ? "warn" : "info", "policies reloaded", result);
   });
-  return { url: server.url, stopped, stop };
+  return { url: server.url, stopped, stop, journal };
 }
 
 /** The configured policies folder, or the embedded built-in policies when it does not exist. */

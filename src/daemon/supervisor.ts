@@ -29,6 +29,8 @@ export interface SupervisorOptions {
   now?: () => number;
   setTimer?: (fn: () => void, ms: number) => { cancel(): void };
   log?: (level: "info" | "warn" | "error", message: string, data?: unknown) => void;
+  /** The last stderr lines of a child that failed to start (it never became a provider). */
+  startStderr?: () => string[];
   /** Called with each new provider (to re-push configuration, update metrics, ...). */
   onReady?: (provider: CodexProvider) => void;
 }
@@ -51,6 +53,8 @@ export class CodexSupervisor {
   #restarts = 0;
   #startedAt = 0;
   #lastError: string | undefined;
+  /** The last attempt failed before a provider existed: its stderr is `startStderr`'s. */
+  #startFailed = false;
   #timer: { cancel(): void } | undefined;
   #nextAttemptAt: number | undefined;
   #firstReady: Promise<void>;
@@ -79,6 +83,7 @@ export class CodexSupervisor {
 
   /** The last stderr lines of the current (or last) codex child. */
   stderrTail(lines = 20): string[] {
+    if (this.#startFailed) return this.#options.startStderr?.().slice(-lines) ?? [];
     return this.#provider?.stderrTail(lines) ?? [];
   }
 
@@ -114,6 +119,7 @@ export class CodexSupervisor {
         return;
       }
       this.#provider = provider;
+      this.#startFailed = false;
       this.#state = "ready";
       this.#startedAt = this.#now();
       this.#lastError = undefined;
@@ -122,6 +128,7 @@ export class CodexSupervisor {
       this.#resolveFirstReady();
     } catch (error) {
       this.#lastError = errorMessage(error);
+      this.#startFailed = true;
       this.#options.log?.("error", "codex app-server failed to start", { error: this.#lastError });
       this.#scheduleRestart();
     }
