@@ -5,6 +5,7 @@
  * database, resumable sessions) and what was reported (error codes, health, 503s).
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { spawn } from "node:child_process";
 import { chmodSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { CodexdApiError, CodexdClient } from "../../src/client.ts";
@@ -13,6 +14,7 @@ import { loadConfig } from "../../src/daemon/config.ts";
 import { isAlive } from "../../src/daemon/pid-ledger.ts";
 import { type DaemonDeps, type RunningDaemon, startDaemon } from "../../src/daemon/serve.ts";
 import { Store } from "../../src/daemon/store.ts";
+import { startCodexChild } from "../../src/provider/codex/child.ts";
 import { type ScriptedModel, startScriptedModel, step } from "../../src/devtools/scripted-model.ts";
 import { fakeAnalyzer } from "../approval/support/fake-analyzer.ts";
 import { makeTempWorktree, REPO_ROOT, type TempWorktree } from "../support/codex-harness.ts";
@@ -28,6 +30,8 @@ const FLOOD_DELTA_SIZE = 2000;
 
 let model: ScriptedModel;
 let worktree: TempWorktree;
+/** Processes a test started itself; stopped even when the test failed before its daemon did. */
+const strays: Array<{ stop(): Promise<void> }> = [];
 
 beforeAll(async () => {
   model = await startScriptedModel({
@@ -48,6 +52,7 @@ beforeAll(async () => {
   worktree = await makeTempWorktree();
 });
 afterAll(async () => {
+  await Promise.all(strays.map((stray) => stray.stop()));
   await worktree?.remove();
   await model?.close();
 });
@@ -351,3 +356,64 @@ describe("daemon reliability", () => {
     expect(d.daemon.journal.subscriberCount()).toBe(0);
   });
 });
+
+describe("a codex left over from a killed daemon", () => {
+  test("holds the thread's writer lock until the next daemon ends it from the pid ledger", async () => {
+    const stateDir = makeStateDir();
+    let sessionId: string;
+    let threadId: string;
+    let codexHome: string;
+    {
+      await using d = await start({ stateDir });
+      ({ sessionId, threadId } = await d.client.spawn({ prompt: "GREET", cwd: worktree.path }));
+      await untilTerminal(d.client, sessionId);
+      codexHome = loadConfig({ args: ["--state-dir", stateDir], cwd: REPO_ROOT, env: {} }).codex
+        .home;
+    }
+    // What a SIGKILLed daemon leaves: its codex still holding the thread mid-turn, and the
+    // ledger naming that codex and a daemon that is gone.
+    const stray = await startCodexChild({
+      codexHome,
+      extraArgs: model.codexArgs({ requestMaxRetries: 0 }),
+      searchFrom: [REPO_ROOT],
+    });
+    strays.push(stray);
+    const strayExit = new Promise<string>((resolve) => stray.onExit(resolve));
+    await stray.rpc.request("thread/resume", { threadId });
+    await stray.rpc.request("turn/start", {
+      threadId,
+      input: [{ type: "text", text: "STALL in the stray codex" }],
+    });
+    {
+      // Without the ledger naming it, the stray codex keeps the thread and resume is refused.
+      await using d = await start({ stateDir });
+      const refused = await apiError(
+        d.client.resume(sessionId, { prompt: "GREET", cwd: worktree.path }),
+      );
+      expect(refused.message).toContain("already has an active writer");
+    }
+    writeFileSync(
+      path.join(stateDir, "codex.pid"),
+      JSON.stringify({ pid: stray.pid, daemonPid: await deadPid() }),
+    );
+
+    await using d = await start({ stateDir });
+    expect(await strayExit).toBeString();
+    expect(isAlive(stray.pid!)).toBe(false);
+    const last = (await d.client.storedEvents(sessionId, { after: 0 })).at(-1)!.seq;
+    await d.client.resume(sessionId, { prompt: "GREET after the orphan", cwd: worktree.path });
+    const resumed = await untilTerminal(d.client, sessionId, last);
+    expect(resumed.find((e) => e.type === "system" && e.subtype !== "user_prompt")).toMatchObject({
+      subtype: "session_resumed",
+      threadId,
+    });
+    expect(resumed.at(-1)).toMatchObject({ type: "result", text: "hello, runner" });
+  });
+});
+
+/** A pid that belonged to a process that has exited (as a SIGKILLed daemon's has). */
+async function deadPid(): Promise<number> {
+  const child = spawn("true", { stdio: "ignore" });
+  await new Promise((resolve) => child.once("exit", resolve));
+  return child.pid!;
+}
