@@ -33,13 +33,23 @@ export async function shellAnalyzerFrom(parts: ShellAnalyzerParts): Promise<Shel
 }
 
 /**
- * The shell analyzer modules, once they exist. Until `src/approval/shell/` lands this rejects
- * with a clear message, so nothing can judge commands without the built-in rules.
+ * The shell analyzer modules, imported on first use so that loading the CLI for `--help` does
+ * not pull in web-tree-sitter.
  */
-function loadParts(): Promise<ShellAnalyzerParts> {
-  return Promise.reject(
-    new Error("Cannot analyse commands: the shell analyzer (src/approval/shell) is not built yet"),
-  );
+async function loadParts(): Promise<ShellAnalyzerParts> {
+  const [parser, analyze, builtin, argv] = await Promise.all([
+    import("./shell/parser.ts"),
+    import("./shell/analyze.ts"),
+    import("./builtin-rules.ts"),
+    import("./argv-match.ts"),
+  ]);
+  return {
+    initShellParser: parser.initShellParser,
+    analyzeCommand: analyze.analyzeCommand,
+    matchBuiltin: builtin.matchBuiltin,
+    matchesPrefix: argv.matchesPrefix,
+    BUILTIN_RULES: builtin.BUILTIN_RULES,
+  };
 }
 
 let ready: Promise<ShellAnalyzer> | undefined;
