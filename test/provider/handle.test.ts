@@ -12,7 +12,15 @@ class FakeRpc implements ThreadRpc {
   turnCounter = 0;
   steerError: Error | undefined;
   interruptError: Error | undefined;
+  /** When set, the next turn/start waits until this is called with the turn's id. */
+  holdNextTurnStart: ((answer: (id: string) => void) => void) | undefined;
   request<T>(method: string, params: unknown): Promise<T> {
+    const hold = this.holdNextTurnStart;
+    if (method === "turn/start" && hold) {
+      this.holdNextTurnStart = undefined;
+      this.calls.push({ method, params });
+      return new Promise<T>((resolve) => hold((id) => resolve({ turn: { id } } as T)));
+    }
     if (method === "turn/interrupt" && this.interruptError) {
       this.calls.push({ method, params });
       return Promise.reject(this.interruptError);
@@ -164,6 +172,40 @@ describe("CodexHandle turns", () => {
   test("inject with no turn running or queued fails with NoActiveTurn", async () => {
     const { handle } = makeHandle();
     await expect(handle.inject("x")).rejects.toBeInstanceOf(NoActiveTurn);
+  });
+
+  test("a turn that timed out before codex named it cannot lend its id to the next turn", async () => {
+    const { handle, rpc } = makeHandle({ timeoutMs: 60_000 });
+    let answerFirst!: (id: string) => void;
+    rpc.holdNextTurnStart = (answer) => (answerFirst = answer);
+    void handle.startTurn("first");
+    await handle.send("second"); // queued behind the first
+    timers.pop()!(); // the first turn's deadline, before codex answered turn/start
+    await Promise.resolve();
+    // codex now names the first turn (turn-late) and reports on it; the second is turn-1.
+    handle.onNotification("turn/started", completed("turn-late", "inProgress"));
+    answerFirst("turn-late");
+    await Promise.resolve();
+    expect(rpc.calls).toContainEqual({
+      method: "turn/interrupt",
+      params: { threadId: "th1", turnId: "turn-late" },
+    });
+    handle.onNotification("item/completed", {
+      threadId: "th1",
+      turnId: "turn-late",
+      item: { type: "agentMessage", id: "m0", text: "late words" },
+    });
+    handle.onNotification("turn/started", completed("turn-1", "inProgress"));
+    expect(handle.currentTurnId).toBe("turn-1");
+    handle.onNotification("turn/completed", completed("turn-late", "interrupted"));
+    handle.onNotification("turn/completed", completed("turn-1"));
+    await handle.stop();
+    const events = (await drain(handle)).filter((e) => e.type !== "system");
+    expect(events.filter(isTerminal).map((e) => [e.type, e.turnId])).toEqual([
+      ["error", undefined],
+      ["result", "turn-1"],
+    ]);
+    expect(JSON.stringify(events)).not.toContain("late words");
   });
 
   test("a turn past its deadline ends with error timeout and is interrupted", async () => {

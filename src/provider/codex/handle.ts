@@ -149,8 +149,24 @@ export class CodexHandle implements Handle {
         options.signal ? { signal: options.signal } : {},
       )
       .then((result) => {
-        this.#turnIdKnown(turn, result.turn.id);
-        return { turnId: result.turn.id, queued: false };
+        const turnId = result.turn.id;
+        if (turn.finished) {
+          // It ended (deadline, stop) before codex named it: drop whatever codex still says
+          // about it, and stop it if codex is still running it.
+          this.#markFinished(turnId);
+          if (!this.#closing) {
+            this.#bestEffort("turn/interrupt", { threadId: this.#threadId, turnId });
+          }
+          return { turnId, queued: false };
+        }
+        if (turn.id !== undefined && turn.id !== turnId) {
+          // A late turn/started of an earlier, ended turn was taken for this one: codex's answer
+          // to this turn's own request is authoritative.
+          this.#markFinished(turn.id);
+          turn.id = undefined;
+        }
+        this.#turnIdKnown(turn, turnId);
+        return { turnId, queued: false };
       })
       .catch((error: unknown) => {
         this.#finish(turn, {
@@ -224,6 +240,14 @@ export class CodexHandle implements Handle {
     // The terminal event comes with turn/completed (status interrupted).
   }
 
+  #markFinished(turnId: string): void {
+    this.#finishedTurns.add(turnId);
+    // Late notifications only concern recent turns: keep the set small on long sessions.
+    if (this.#finishedTurns.size > 64) {
+      this.#finishedTurns.delete(this.#finishedTurns.values().next().value!);
+    }
+  }
+
   #turnIdKnown(turn: ActiveTurn, turnId: string): void {
     if (turn.id !== undefined) return;
     turn.id = turnId;
@@ -246,13 +270,7 @@ export class CodexHandle implements Handle {
     if (turn.finished) return;
     turn.finished = true;
     turn.deadline?.cancel();
-    if (turn.id) {
-      this.#finishedTurns.add(turn.id);
-      // Late notifications only concern recent turns: keep the set small on long sessions.
-      if (this.#finishedTurns.size > 64) {
-        this.#finishedTurns.delete(this.#finishedTurns.values().next().value!);
-      }
-    }
+    if (turn.id) this.#markFinished(turn.id);
     // Unblock anyone waiting on the id (inject/interrupt) even if it never came.
     turn.resolveStarted(turn.id ?? "");
     this.emit(
@@ -284,7 +302,10 @@ export class CodexHandle implements Handle {
     if (mapped.totalUsage) this.#totalUsage = mapped.totalUsage;
     const turn = this.#active;
     for (const event of mapped.events) {
-      if (event.type === "turn.started" && turn && event.turnId) {
+      if (
+        event.type === "turn.started" && turn && event.turnId &&
+        !this.#finishedTurns.has(event.turnId)
+      ) {
         this.#turnIdKnown(turn, event.turnId);
       }
       // A turn that already got its terminal event (a deadline, or an interrupt racing its
