@@ -1,6 +1,9 @@
 import { describe, expect, test } from "bun:test";
 import { cachingAnalyzer } from "../../src/approval/analyzer.ts";
-import { shellAnalyzerFrom } from "../../src/approval/shell-analyzer.ts";
+import { defaultShellAnalyzer, shellAnalyzerFrom } from "../../src/approval/shell-analyzer.ts";
+import { loadPolicies, policyFilesIn } from "../../src/approval/policy-loader.ts";
+import { spawnSync } from "node:child_process";
+import { join } from "node:path";
 import { fakeAnalyzer } from "./support/fake-analyzer.ts";
 
 describe("shellAnalyzerFrom", () => {
@@ -47,5 +50,43 @@ describe("cachingAnalyzer", () => {
     analyzer.analyze(long);
     analyzer.analyze(long);
     expect(seen.filter((c) => c === long).length).toBe(2);
+  });
+});
+
+describe("defaultShellAnalyzer", () => {
+  test("binds the tree-sitter analyzer, the built-in rules and prefix matching", async () => {
+    const analyzer = await defaultShellAnalyzer();
+    expect(await defaultShellAnalyzer()).toBe(analyzer);
+    const analysis = analyzer.analyze("/bin/bash -lc 'npm test && g\\it push -f'");
+    expect(analysis.commands.map((c) => c.argv)).toEqual([["npm", "test"], ["git", "push", "-f"]]);
+    expect(analyzer.matchBuiltin(analysis)?.ruleId).toBe("builtin.git-push-force");
+    expect(analyzer.matchesPrefix(analysis.commands[1], ["git", "push", "--force"])).toBe(true);
+    expect(analyzer.builtinRules.length).toBe(7);
+  });
+
+  test("every shipped policy and example loads with the real analyzer", async () => {
+    const analyzer = await defaultShellAnalyzer();
+    const root = join(import.meta.dir, "..", "..", "policies");
+    const { issues } = loadPolicies(
+      [...policyFilesIn(root), ...policyFilesIn(join(root, "examples"))],
+      analyzer,
+    );
+    expect([...issues.values()].flat()).toEqual([]);
+  });
+
+  test("the parser takes its wasm from embeddedAssets when the binary provides it", () => {
+    // A fresh process: the parser initializes once per process. Broken bytes must make the
+    // load fail, which shows they were used instead of node_modules' file.
+    const script = `
+      import { embeddedAssets } from "./src/assets.ts";
+      import { initShellParser } from "./src/approval/shell/parser.ts";
+      embeddedAssets.bashWasm = new Uint8Array([0, 1, 2, 3]);
+      try { await initShellParser(); console.log("loaded"); }
+      catch (e) { console.log(e.code); }`;
+    const out = spawnSync(process.execPath, ["-e", script], {
+      cwd: join(import.meta.dir, "..", ".."),
+      encoding: "utf8",
+    });
+    expect(out.stdout.trim()).toBe("shell_parser_unavailable");
   });
 });

@@ -67,7 +67,9 @@ export function parseArgs(args: readonly string[], spec: OptionSpec = {}): Parse
         const c = arg[j];
         // `-n5`, `-20`: a digit ends the cluster; the rest is the value.
         if (/[0-9]/.test(c)) {
-          options.push({ name: `-${c}`, value: arg.slice(j + 1) || undefined });
+          const last = options[options.length - 1];
+          if (j === 1 || last === undefined) options.push({ name: arg });
+          else last.value = arg.slice(j);
           break;
         }
         if (spec.shortValue?.includes(c)) {
