@@ -22,12 +22,27 @@ export class StateDirBusy extends CodexdError {
   }
 }
 
+/**
+ * True while the process runs. A zombie counts as dead: it has exited, and in a container whose
+ * pid 1 does not reap orphans it may stay a zombie for good, yet `kill(pid, 0)` still succeeds.
+ */
 export function isAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
-    return true;
   } catch (error) {
     return (error as NodeJS.ErrnoException).code === "EPERM";
+  }
+  return processState(pid) !== "Z";
+}
+
+/** The state letter of a process from /proc (Linux), or undefined where there is none. */
+function processState(pid: number): string | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    // The command name is in parentheses and may contain spaces: the state follows the last ')'.
+    return stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3);
+  } catch {
+    return undefined;
   }
 }
 

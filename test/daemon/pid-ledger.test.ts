@@ -1,8 +1,10 @@
 import { afterEach, expect, test } from "bun:test";
 import { spawn } from "node:child_process";
-import { chmodSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { once } from "node:events";
+import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { createInterface } from "node:readline";
 import { isAlive, PidLedger, StateDirBusy } from "../../src/daemon/pid-ledger.ts";
 
 const dirs: string[] = [];
@@ -51,4 +53,27 @@ test("a second daemon on the same state dir is refused while the first lives", (
   expect(() => new PidLedger(dir).claim()).toThrow(StateDirBusy);
   writeFileSync(join(dir, "daemon.pid"), "999999\n"); // a dead daemon's claim is taken over
   expect(() => new PidLedger(dir).claim()).not.toThrow();
+});
+
+test("a zombie counts as dead, though kill(pid, 0) still reaches it", async () => {
+  // `sleep 0` exits at once; its parent (exec'd into `sleep 5`) never waits for it.
+  const parent = spawn("sh", ["-c", "sleep 0 & echo $!; exec sleep 5"], {
+    stdio: ["ignore", "pipe", "ignore"],
+  });
+  try {
+    const [line] = await once(createInterface({ input: parent.stdout! }), "line");
+    const zombie = Number(line);
+    let state = "";
+    for (let i = 0; i < 200 && state !== "Z"; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 10));
+      const stat = readFileSync(`/proc/${zombie}/stat`, "utf8");
+      state = stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3);
+    }
+    expect(state).toBe("Z");
+    expect(() => process.kill(zombie, 0)).not.toThrow();
+    expect(isAlive(zombie)).toBe(false);
+    expect(isAlive(parent.pid!)).toBe(true);
+  } finally {
+    parent.kill("SIGKILL");
+  }
 });
