@@ -1,5 +1,5 @@
 /**
- * `npm run bench` (`bun scripts/bench.ts [--quick] [--only a,b] [--daemon subprocess|in-process]`):
+ * `npm run bench` (`bun scripts/bench.ts [--quick] [--only a,b] [--daemon ${DAEMON_MODES.join("|")}]`):
  * the benchmarks of issue 6. Every scenario runs the same pinned codex against the same scripted
  * model, so ratios compare like with like. Prints markdown tables on stdout (progress on stderr)
  * and writes every figure, the machine and the target checks to bench-results/<date>.json.
@@ -15,9 +15,10 @@ import { resolveCodexBinary } from "../src/provider/codex/binary.ts";
 import { makeTempWorktree, REPO_ROOT } from "../test/support/codex-harness.ts";
 import { concurrency } from "./bench/concurrency.ts";
 import type { BenchContext } from "./bench/context.ts";
-import { chooseDaemonMode, type DaemonMode } from "./bench/daemon.ts";
+import { chooseDaemonMode, DAEMON_MODES } from "./bench/daemon.ts";
 import { codexVersion, machineInfo } from "./bench/machine.ts";
 import { policyEngine } from "./bench/policy.ts";
+import { profileTurnPath } from "./bench/profile.ts";
 import { type BenchResults, checkTargets, markdown } from "./bench/report.ts";
 import { startup } from "./bench/startup.ts";
 import { streamRule, throughput } from "./bench/throughput.ts";
@@ -27,7 +28,7 @@ const SCENARIOS = ["turn-overhead", "throughput", "concurrency", "policy", "star
 type Scenario = (typeof SCENARIOS)[number];
 
 const USAGE = `Usage: bun scripts/bench.ts [--quick] [--only ${SCENARIOS.join(",")}]
-                            [--daemon subprocess|in-process] [--out FILE]`;
+                            [--daemon ${DAEMON_MODES.join("|")}] [--out FILE]`;
 
 function parseOptions() {
   const { values } = parseArgs({
@@ -51,14 +52,15 @@ function parseOptions() {
     }
   }
   const daemon = values.daemon;
-  if (daemon !== undefined && daemon !== "subprocess" && daemon !== "in-process") {
-    console.error(`bench: --daemon must be subprocess or in-process, not ${daemon}`);
+  const mode = DAEMON_MODES.find((m) => m === daemon);
+  if (daemon !== undefined && mode === undefined) {
+    console.error(`bench: --daemon must be one of ${DAEMON_MODES.join(", ")}, not ${daemon}`);
     process.exit(2);
   }
   return {
     quick: values.quick,
     only: new Set(only as Scenario[]),
-    daemon: daemon as DaemonMode | undefined,
+    daemon: mode,
     out: values.out,
   };
 }
@@ -87,7 +89,10 @@ async function main(): Promise<void> {
     : chosen.why;
   log(`daemon: ${daemonMode}: ${how}`);
 
-  await using model = await startScriptedModel({ rules: [streamRule()] });
+  // The model stamps requests on the bench's monotonic clock, so profile.ts can split turns.
+  await using model = await startScriptedModel({ rules: [streamRule()] }, {
+    now: () => performance.now(),
+  });
   await using worktree = await makeTempWorktree();
   const ctx: BenchContext = {
     model,
@@ -124,6 +129,11 @@ async function main(): Promise<void> {
       execTurns: options.quick ? 10 : 50,
       sdkLatest: await sdkLatest(),
     }));
+  const ratio = results.turnOverhead?.ratios.daemonOverDirectP50;
+  if (ratio != null && ratio > 1.1) {
+    log(`daemon/direct ${ratio} > 1.10: splitting turns along the path`);
+    results.turnProfile = await attempt("turn-overhead", () => profileTurnPath(ctx, 30));
+  }
   results.throughput = await attempt(
     "throughput",
     () => throughput(ctx, { runs: options.quick ? 1 : 3 }),
@@ -142,8 +152,14 @@ async function main(): Promise<void> {
     results.notes.push(
       "Note: the daemon ran inside the bench process (startDaemon with the test suite's fake " +
         "command analyzer), so its RSS is the bench process's and it shares an event loop with " +
-        "the bench's clients. The subprocess (`bun src/main.ts serve`) is used once the " +
-        "production shell analyzer works.",
+        "the bench's clients.",
+    );
+  } else if (daemonMode === "subprocess-fake-analyzer") {
+    results.notes.push(
+      "Note: `codexd serve` cannot start until the production shell analyzer is built, so the " +
+        "daemon ran as its own process through scripts/bench/serve-fake-analyzer.ts (the same " +
+        "startDaemon with the test suite's fake analyzer; these turns never consult it). " +
+        "The bench switches to `bun src/main.ts serve` by itself once the analyzer works.",
     );
   }
   const full: BenchResults = { ...results, targets: checkTargets(results) };

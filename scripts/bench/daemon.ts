@@ -1,8 +1,9 @@
 /**
  * One way to get a running codexd for every scenario. The real thing is the subprocess
  * (`bun src/main.ts serve`, as `npm start` runs it). While the production shell analyzer is not
- * built, `codexd serve` cannot start, so the daemon runs in this process with the test suite's
- * fake analyzer instead; the report says which one was measured.
+ * built, `codexd serve` cannot start, so the same startDaemon runs with the test suite's fake
+ * analyzer instead: as its own process (serve-fake-analyzer.ts), or inside the bench process
+ * (`--daemon in-process`). The report says which one was measured.
  */
 import { readFileSync } from "node:fs";
 import { rm } from "node:fs/promises";
@@ -17,7 +18,14 @@ import { REPO_ROOT } from "../../test/support/codex-harness.ts";
 import { makeStateDir, startDaemonProcess } from "../../test/support/daemon-process.ts";
 import { codexPidsUnder } from "./machine.ts";
 
-export type DaemonMode = "subprocess" | "in-process";
+export type DaemonMode = "subprocess" | "subprocess-fake-analyzer" | "in-process";
+export const DAEMON_MODES: readonly DaemonMode[] = [
+  "subprocess",
+  "subprocess-fake-analyzer",
+  "in-process",
+];
+
+const FAKE_SERVE = path.join(REPO_ROOT, "scripts", "bench", "serve-fake-analyzer.ts");
 
 export interface BenchDaemon extends AsyncDisposable {
   mode: DaemonMode;
@@ -30,7 +38,7 @@ export interface BenchDaemon extends AsyncDisposable {
   stop(): Promise<void>;
 }
 
-/** subprocess when the production analyzer works, else in-process with the fake one. */
+/** subprocess when the production analyzer works, else a subprocess with the fake one. */
 export async function chooseDaemonMode(): Promise<{ mode: DaemonMode; why: string }> {
   try {
     await defaultShellAnalyzer();
@@ -38,8 +46,9 @@ export async function chooseDaemonMode(): Promise<{ mode: DaemonMode; why: strin
   } catch (error) {
     const reason = error instanceof Error ? error.message : String(error);
     return {
-      mode: "in-process",
-      why: `startDaemon() inside the bench process with the fake analyzer: ${reason}`,
+      mode: "subprocess-fake-analyzer",
+      why: `bun scripts/bench/serve-fake-analyzer.ts serve (startDaemon with the fake analyzer; ` +
+        `${reason})`,
     };
   }
 }
@@ -53,8 +62,12 @@ export async function startBenchDaemon(
     await rm(stateDir, { recursive: true, force: true, maxRetries: 3 });
     await rm(`${stateDir}.jsonc`, { force: true });
   };
-  if (mode === "subprocess") {
-    const daemon = await startDaemonProcess({ model, stateDir });
+  if (mode !== "in-process") {
+    const daemon = await startDaemonProcess({
+      model,
+      stateDir,
+      ...(mode === "subprocess-fake-analyzer" && { command: [process.execPath, FAKE_SERVE] }),
+    });
     let stopping: Promise<void> | undefined;
     const stop = () =>
       stopping ??= (async () => {

@@ -49,6 +49,8 @@ export interface DirectTurn {
   /** Every notification read during the turn. */
   notifications: number;
   status: string;
+  /** turn/start written → its answer read, ms. */
+  ackMs: number;
 }
 
 export class DirectClient implements AsyncDisposable {
@@ -73,8 +75,16 @@ export class DirectClient implements AsyncDisposable {
     });
   }
 
-  static async start(model: ScriptedModel): Promise<DirectClient> {
-    const codex = await startCodex({ model, modelArgs: { requestMaxRetries: 0 } });
+  /** `env` is added to codex's environment (the harness gives it a HOME of its own). */
+  static async start(
+    model: ScriptedModel,
+    env?: Readonly<Record<string, string>>,
+  ): Promise<DirectClient> {
+    const codex = await startCodex({
+      model,
+      modelArgs: { requestMaxRetries: 0 },
+      ...(env && { env }),
+    });
     const client = new DirectClient(codex);
     await client.request("initialize", {
       clientInfo: { name: "codexd-bench", version: "0.0.0" },
@@ -117,6 +127,7 @@ export class DirectClient implements AsyncDisposable {
     return new Promise((resolve, reject) => {
       let deltas = 0;
       let notifications = 0;
+      let ackMs = Number.NaN;
       const started = nowMs();
       const listener = (message: Message) => {
         if (message.params?.threadId !== threadId) return;
@@ -130,6 +141,7 @@ export class DirectClient implements AsyncDisposable {
             deltas,
             notifications,
             status: String(turn?.status),
+            ackMs,
           });
         }
       };
@@ -137,7 +149,7 @@ export class DirectClient implements AsyncDisposable {
       this.request("turn/start", {
         threadId,
         input: [{ type: "text", text, text_elements: [] }],
-      }).catch((error: unknown) => {
+      }).then(() => void (ackMs = nowMs() - started)).catch((error: unknown) => {
         this.#listeners.delete(listener);
         reject(error);
       });

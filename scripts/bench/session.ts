@@ -15,6 +15,8 @@ export interface DaemonTurn {
   events: number;
   /** The terminal event's type, and its code for an error. */
   outcome: string;
+  /** Request sent → the daemon's answer to it (`POST /turns` or `POST /sessions`), ms. */
+  ackMs: number;
 }
 
 export class DaemonSession {
@@ -37,15 +39,16 @@ export class DaemonSession {
   ): Promise<{ session: DaemonSession; first: DaemonTurn }> {
     const started = nowMs();
     const { sessionId } = await client.spawn(spec);
+    const ackMs = nowMs() - started;
     const session = new DaemonSession(client, sessionId, new AbortController());
-    const first = await session.#untilTerminal(started);
+    const first = await session.#untilTerminal(started, ackMs);
     return { session, first };
   }
 
   async runTurn(prompt: string): Promise<DaemonTurn> {
     const started = nowMs();
     await this.#client.send(this.id, prompt);
-    return await this.#untilTerminal(started);
+    return await this.#untilTerminal(started, nowMs() - started);
   }
 
   async close(): Promise<void> {
@@ -54,7 +57,7 @@ export class DaemonSession {
     await this.#client.stop(this.id).catch(() => {});
   }
 
-  async #untilTerminal(started: number): Promise<DaemonTurn> {
+  async #untilTerminal(started: number, ackMs: number): Promise<DaemonTurn> {
     let deltas = 0;
     let events = 0;
     while (true) {
@@ -65,7 +68,7 @@ export class DaemonSession {
       if (event.type === "text.delta") deltas++;
       else if (event.type === "result" || event.type === "error") {
         const outcome = event.type === "error" ? `error:${String(event.code)}` : "result";
-        return { ms: nowMs() - started, deltas, events, outcome };
+        return { ms: nowMs() - started, deltas, events, outcome, ackMs };
       }
     }
   }

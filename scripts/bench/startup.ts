@@ -4,7 +4,7 @@
  * time includes starting and initializing the codex app-server child, as a real start does.
  */
 import { spawn, spawnSync } from "node:child_process";
-import { existsSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, readdirSync, statSync, writeFileSync } from "node:fs";
 import { rm } from "node:fs/promises";
 import path from "node:path";
 import { createInterface } from "node:readline";
@@ -27,6 +27,22 @@ export type StartupResult =
 
 const Listening = z.object({ event: z.literal("listening"), url: z.string(), pid: z.number() });
 const START_DEADLINE_MS = 30_000;
+
+/** The newest modification time of the sources the binary is compiled from. */
+function newestSource(): number {
+  let newest = 0;
+  for (const dir of ["src", "policies"]) {
+    const entries = readdirSync(path.join(REPO_ROOT, dir), {
+      recursive: true,
+      withFileTypes: true,
+    });
+    for (const entry of entries) {
+      if (!entry.isFile()) continue;
+      newest = Math.max(newest, statSync(path.join(entry.parentPath, entry.name)).mtimeMs);
+    }
+  }
+  return newest;
+}
 
 /** One start: exec → `listening` line, then SIGTERM and wait for exit. */
 async function startOnce(binary: string, model: ScriptedModel, codexBinary: string) {
@@ -88,8 +104,10 @@ export async function startup(
 ): Promise<StartupResult> {
   const binary = path.join(REPO_ROOT, "dist", "codexd");
   let built = false;
-  if (!existsSync(binary)) {
-    options.log("start-up: dist/codexd missing, running npm run build (bun scripts/build.ts)");
+  const stale = existsSync(binary) && newestSource() > statSync(binary).mtimeMs;
+  if (!existsSync(binary) || stale) {
+    const why = stale ? "older than src/" : "missing";
+    options.log(`start-up: dist/codexd ${why}, running npm run build (bun scripts/build.ts)`);
     const result = spawnSync(process.execPath, ["scripts/build.ts"], {
       cwd: REPO_ROOT,
       stdio: ["ignore", "ignore", "inherit"],
