@@ -1,6 +1,6 @@
 /**
- * The event journal: every session event is written to the store first, then handed to live
- * subscribers (SSE clients). A subscriber replays stored events after its cursor, then follows
+ * The event journal: every session event is written to the store first, then, once committed,
+ * handed to live subscribers (SSE clients). A subscriber replays stored events after its cursor, then follows
  * live ones without a gap: JavaScript runs the store read and the switch to live mode in one
  * synchronous step, so no append can fall between them.
  *
@@ -72,7 +72,12 @@ export class Journal {
     const scrub = this.#scrubbers.get(sessionId);
     if (scrub) event = scrub(event);
     const stored = this.#store.appendEvent(event);
-    for (const subscription of this.#live.get(sessionId) ?? []) subscription.push(stored);
+    // A session written to in this process is open until closed: no store read to find out.
+    if (!this.#closed.has(sessionId)) this.#open.add(sessionId);
+    // Readers get it only once it is durable (the store groups commits per event-loop turn).
+    this.#store.afterCommit(() => {
+      for (const subscription of this.#live.get(sessionId) ?? []) subscription.push(stored);
+    });
     const retention = this.#options.retention;
     if (retention !== undefined && stored.seq % PRUNE_EVERY === 0) {
       this.#store.pruneEvents(sessionId, retention);
@@ -89,15 +94,20 @@ export class Journal {
 
   /** The session stopped: subscribers end once they have every stored event. */
   close(sessionId: string): void {
-    this.#closed.add(sessionId);
-    this.#open.delete(sessionId);
-    for (const subscription of this.#live.get(sessionId) ?? []) subscription.wake();
+    // In commit order: readers first get the events appended before the close.
+    this.#store.afterCommit(() => {
+      this.#closed.add(sessionId);
+      this.#open.delete(sessionId);
+      for (const subscription of this.#live.get(sessionId) ?? []) subscription.wake();
+    });
   }
 
   /** The session is live again (resumed). */
   reopen(sessionId: string): void {
-    this.#closed.delete(sessionId);
-    this.#open.add(sessionId);
+    this.#store.afterCommit(() => {
+      this.#closed.delete(sessionId);
+      this.#open.add(sessionId);
+    });
   }
 
   /** Live subscribers of one session, or of all. */

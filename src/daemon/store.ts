@@ -5,6 +5,11 @@
  * here, in memory, from the stored maximum: an event's `seq` increases per session and is never
  * reused, even after retention pruned older events. Rows are validated with zod on the way out,
  * so a database edited by hand (or by an older codexd) fails loudly instead of leaking bad data.
+ *
+ * Writes are grouped: the first write of an event-loop turn opens a transaction and a
+ * `setImmediate` commits it, so a burst of streamed deltas costs one commit instead of one per
+ * event. Reads on this connection see the open transaction's rows. Whatever must only happen once
+ * a write is durable (handing an event to SSE clients) waits for `afterCommit`.
  */
 import { DatabaseSync, type StatementSync } from "node:sqlite";
 import { z } from "zod";
@@ -76,6 +81,7 @@ const StoredEventJson = z.looseObject({
   ts: z.string(),
 });
 const MaxSeq = z.object({ session_id: z.string(), seq: z.number() });
+const SpecJson = z.record(z.string(), z.unknown());
 
 /** Column of each patchable field, and how its value is stored. */
 const COLUMNS: Record<keyof SessionPatch, [string, (value: unknown) => unknown]> = {
@@ -91,8 +97,16 @@ const COLUMNS: Record<keyof SessionPatch, [string, (value: unknown) => unknown]>
   failure: ["failure", (v) => v ?? null],
 };
 
+export interface StoreOptions {
+  /** A grouped commit failed (disk full, ...): its writes are lost and nobody was told of them. */
+  onCommitError?: (error: unknown) => void;
+}
+
 export class Store {
   readonly #db: DatabaseSync;
+  readonly #options: StoreOptions;
+  #inTransaction = false;
+  #afterCommit: Array<() => void> = [];
   readonly #lastSeq = new Map<string, number>();
   readonly #insertEvent: StatementSync;
   readonly #selectAfter: StatementSync;
@@ -100,8 +114,9 @@ export class Store {
   readonly #updates = new Map<string, StatementSync>();
   #closed = false;
 
-  private constructor(db: DatabaseSync) {
+  private constructor(db: DatabaseSync, options: StoreOptions) {
     this.#db = db;
+    this.#options = options;
     migrate(db);
     this.#insertEvent = db.prepare(
       "INSERT INTO events (session_id, seq, type, ts, body) VALUES (?, ?, ?, ?, ?)",
@@ -119,7 +134,7 @@ export class Store {
   }
 
   /** Opens (creating if needed) the database at `path`; `:memory:` for tests. */
-  static open(path: string): Store {
+  static open(path: string, options: StoreOptions = {}): Store {
     let db: DatabaseSync;
     try {
       db = new DatabaseSync(path);
@@ -128,21 +143,59 @@ export class Store {
         cause: error,
       });
     }
-    return new Store(db);
+    return new Store(db, options);
+  }
+
+  /** Runs `fn` inside this turn's transaction, opening it (and scheduling its commit) if needed. */
+  #write<T>(fn: () => T): T {
+    if (!this.#inTransaction) {
+      this.#db.exec("BEGIN");
+      this.#inTransaction = true;
+      setImmediate(() => this.flush());
+    }
+    return fn();
+  }
+
+  /** Commits the open transaction now, then runs what waited for it. Idempotent. */
+  flush(): void {
+    if (!this.#inTransaction || this.#closed) return;
+    this.#inTransaction = false;
+    const waiting = this.#afterCommit;
+    this.#afterCommit = [];
+    try {
+      this.#db.exec("COMMIT");
+    } catch (error) {
+      try {
+        this.#db.exec("ROLLBACK");
+      } catch {
+        // nothing left to roll back
+      }
+      this.#options.onCommitError?.(error);
+      return;
+    }
+    for (const fn of waiting) fn();
+  }
+
+  /** Runs `fn` once every write made so far is committed (at once when none is pending). */
+  afterCommit(fn: () => void): void {
+    if (this.#inTransaction) this.#afterCommit.push(fn);
+    else fn();
   }
 
   createSession(row: NewSession): void {
-    this.#db.prepare(
-      `INSERT INTO sessions (id, thread_id, spec, policy, policy_version, status, created_at)
+    this.#write(() =>
+      this.#db.prepare(
+        `INSERT INTO sessions (id, thread_id, spec, policy, policy_version, status, created_at)
        VALUES (?, ?, ?, ?, ?, ?, ?)`,
-    ).run(
-      row.id,
-      row.threadId,
-      JSON.stringify(row.spec),
-      row.policy,
-      row.policyVersion,
-      row.status,
-      row.createdAt,
+      ).run(
+        row.id,
+        row.threadId,
+        JSON.stringify(row.spec),
+        row.policy,
+        row.policyVersion,
+        row.status,
+        row.createdAt,
+      )
     );
     this.#lastSeq.set(row.id, 0);
   }
@@ -158,10 +211,8 @@ export class Store {
       statement = this.#db.prepare(sql);
       this.#updates.set(sql, statement);
     }
-    statement.run(
-      ...keys.map((k) => COLUMNS[k][1](patch[k]) as string | number | null),
-      id,
-    );
+    const values = keys.map((k) => COLUMNS[k][1](patch[k]) as string | number | null);
+    this.#write(() => statement.run(...values, id));
   }
 
   getSession(id: string): SessionRow | undefined {
@@ -184,7 +235,8 @@ export class Store {
   appendEvent(event: EventInput): StoredEvent {
     const seq = this.lastSeq(event.sessionId) + 1;
     const stored = { ...event, seq } as StoredEvent;
-    this.#insertEvent.run(event.sessionId, seq, event.type, event.ts, JSON.stringify(stored));
+    const body = JSON.stringify(stored);
+    this.#write(() => this.#insertEvent.run(event.sessionId, seq, event.type, event.ts, body));
     this.#lastSeq.set(event.sessionId, seq);
     return stored;
   }
@@ -204,8 +256,12 @@ export class Store {
   pruneEvents(sessionId: string, keep: number): number {
     const cutoff = this.lastSeq(sessionId) - Math.max(1, keep);
     if (cutoff <= 0) return 0;
-    const result = this.#db.prepare("DELETE FROM events WHERE session_id = ? AND seq <= ?")
-      .run(sessionId, cutoff);
+    const result = this.#write(() =>
+      this.#db.prepare("DELETE FROM events WHERE session_id = ? AND seq <= ?").run(
+        sessionId,
+        cutoff,
+      )
+    );
     return Number(result.changes);
   }
 
@@ -217,16 +273,19 @@ export class Store {
     const rows = this.#db.prepare(
       "SELECT id FROM sessions WHERE status IN ('running', 'idle')",
     ).all().map((row) => z.object({ id: z.string() }).parse(row).id);
-    this.#db.prepare(
-      `UPDATE sessions SET status = 'interrupted', current_turn_id = NULL
-       WHERE status IN ('running', 'idle')`,
-    ).run();
+    this.#write(() =>
+      this.#db.prepare(
+        `UPDATE sessions SET status = 'interrupted', current_turn_id = NULL
+         WHERE status IN ('running', 'idle')`,
+      ).run()
+    );
     return rows;
   }
 
   /** Idempotent. */
   close(): void {
     if (this.#closed) return;
+    this.flush();
     this.#closed = true;
     this.#db.close();
   }
@@ -287,7 +346,7 @@ function toSessionRow(raw: unknown): SessionRow {
   return {
     id: r.id,
     threadId: r.thread_id,
-    spec: parseJson(r.spec, z.record(z.string(), z.unknown()), `session ${r.id} spec`),
+    spec: parseJson(r.spec, SpecJson, `session ${r.id} spec`),
     policy: r.policy,
     policyVersion: r.policy_version,
     status: r.status,

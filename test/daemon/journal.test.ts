@@ -113,10 +113,12 @@ describe("Journal", () => {
   });
 
   test("a slow reader overflows its bounded buffer, reads the database, and loses nothing", async () => {
-    const { journal } = setup({ bufferLimit: 8 });
+    const { store, journal } = setup({ bufferLimit: 8 });
     const iterator = journal.subscribe("a", { after: 0 })[Symbol.asyncIterator]();
     const pending = iterator.next(); // now live and caught up
     for (let i = 0; i < 1000; i++) journal.append("a", { type: "text.delta" });
+    expect(journal.overflows).toBe(0); // nothing is handed out before it is committed
+    store.flush();
     expect(journal.overflows).toBe(1);
     expect(journal.subscriberCount("a")).toBe(0); // detached: nothing buffers for it now
     const seqs = [(await pending).value!.seq, ...await take(iterator, 999)];

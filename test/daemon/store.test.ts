@@ -120,4 +120,26 @@ describe("Store", () => {
       expect(() => Store.open(file)).toThrow(/schema version 99 is newer/);
     });
   });
+
+  test("writes of one event-loop turn are one transaction; afterCommit waits for it", async () => {
+    await withDir(async (dir) => {
+      const file = path.join(dir, "codexd.db");
+      using store = Store.open(file);
+      store.createSession({ id: "a", ...NEW });
+      store.flush();
+      const other = new DatabaseSync(file);
+      const count = () => other.prepare("SELECT COUNT(*) AS n FROM events").get()?.n;
+      const order: string[] = [];
+      for (let i = 0; i < 3; i++) store.appendEvent(event("a", "text.delta"));
+      store.afterCommit(() => order.push(`committed, others see ${count()}`));
+      expect(store.eventsAfter("a", 0)).toHaveLength(3); // this connection sees its own writes
+      expect(count()).toBe(0); // nobody else does yet
+      expect(order).toEqual([]);
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(order).toEqual(["committed, others see 3"]);
+      store.afterCommit(() => order.push("nothing pending: at once"));
+      expect(order).toHaveLength(2);
+      other.close();
+    });
+  });
 });
