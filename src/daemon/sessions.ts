@@ -73,6 +73,8 @@ export class SessionManager implements SessionService {
   /** Real specs (with secret env values) of sessions this daemon saw, for resume without a body. */
   readonly #specs = new Map<string, Spec>();
   readonly #startedAt = Date.now();
+  /** The newest event time of each session this process pumped (see #pump). */
+  readonly #lastEventAt = new Map<string, string>();
   #accepting = true;
 
   constructor(options: SessionManagerOptions) {
@@ -364,7 +366,10 @@ export class SessionManager implements SessionService {
       for await (const event of handle.events) {
         this.#o.journal.append(sessionId, event);
         this.#o.metrics?.events.inc({ type: event.type });
-        const patch: Partial<SessionRow> = { lastEventAt: event.ts };
+        // The time of the last event is kept in memory and written with the next change of
+        // state: writing it for every streamed delta doubled the database work of a stream.
+        this.#lastEventAt.set(sessionId, event.ts);
+        const patch: Partial<SessionRow> = {};
         switch (event.type) {
           case "turn.started":
             patch.status = "running";
@@ -388,7 +393,9 @@ export class SessionManager implements SessionService {
             this.#o.metrics?.approvals.inc({ decision: event.decision, source: event.source });
             break;
         }
-        this.#o.store.updateSession(sessionId, patch);
+        if (Object.keys(patch).length > 0) {
+          this.#o.store.updateSession(sessionId, { ...patch, lastEventAt: event.ts });
+        }
       }
     } catch (error) {
       this.#o.log?.("error", "session event pump failed", {
@@ -404,6 +411,7 @@ export class SessionManager implements SessionService {
         // sets `stopped` itself), or by the daemon going down, which leaves it resumable.
         status: finalStatus ?? (this.#accepting ? "stopped" : "interrupted"),
         currentTurnId: null,
+        ...(this.#lastEventAt.has(sessionId) && { lastEventAt: this.#lastEventAt.get(sessionId) }),
       });
     }
   }
@@ -485,7 +493,7 @@ export class SessionManager implements SessionService {
       cwd: spec.cwd ?? "",
       model: spec.model ?? null,
       createdAt: row.createdAt,
-      lastEventAt: row.lastEventAt ?? null,
+      lastEventAt: this.#lastEventAt.get(row.id) ?? row.lastEventAt ?? null,
       currentTurn: row.status === "running" && row.currentTurnStartedAt
         ? { turnId: row.currentTurnId ?? null, startedAt: row.currentTurnStartedAt }
         : null,

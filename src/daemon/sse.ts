@@ -4,6 +4,7 @@
  * bounded buffer (which drops it) instead of into memory here.
  */
 import type { StoredEvent } from "./api-schemas.ts";
+import { eventJson } from "./event-json.ts";
 
 export interface KeepAliveTimers {
   setInterval(fn: () => void, ms: number): unknown;
@@ -26,7 +27,7 @@ const encoder = new TextEncoder();
 /** One SSE frame. JSON has no raw newlines, so `data:` is always one line. */
 export function formatEvent(event: StoredEvent): string {
   const type = event.type.replace(/[\r\n]/g, " ");
-  return `id: ${event.seq}\nevent: ${type}\ndata: ${JSON.stringify(event)}\n\n`;
+  return `id: ${event.seq}\nevent: ${type}\ndata: ${eventJson(event)}\n\n`;
 }
 
 const defaultTimers: KeepAliveTimers = {

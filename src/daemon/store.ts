@@ -15,6 +15,7 @@ import { DatabaseSync, type StatementSync } from "node:sqlite";
 import { z } from "zod";
 import { CodexdError } from "../errors.ts";
 import type { StoredEvent } from "./api-schemas.ts";
+import { rememberJson } from "./event-json.ts";
 import { SessionStatus } from "./api-schemas.ts";
 
 const SCHEMA_VERSION = 1;
@@ -237,6 +238,7 @@ export class Store {
     const stored = { ...event, seq } as StoredEvent;
     const body = JSON.stringify(stored);
     this.#write(() => this.#insertEvent.run(event.sessionId, seq, event.type, event.ts, body));
+    rememberJson(stored, body);
     this.#lastSeq.set(event.sessionId, seq);
     return stored;
   }
@@ -361,7 +363,7 @@ function toSessionRow(raw: unknown): SessionRow {
 
 function toEvent(raw: unknown): StoredEvent {
   const { body } = EventRecord.parse(raw);
-  return parseJson(body, StoredEventJson, "an event") as StoredEvent;
+  return rememberJson(parseJson(body, StoredEventJson, "an event") as StoredEvent, body);
 }
 
 function parseJson<T>(text: string, schema: z.ZodType<T>, what: string): T {
