@@ -110,6 +110,8 @@ export class Store {
   #afterCommit: Array<() => void> = [];
   readonly #lastSeq = new Map<string, number>();
   readonly #insertEvent: StatementSync;
+  readonly #begin: StatementSync;
+  readonly #commit: StatementSync;
   readonly #selectAfter: StatementSync;
   readonly #selectSession: StatementSync;
   readonly #updates = new Map<string, StatementSync>();
@@ -119,6 +121,8 @@ export class Store {
     this.#db = db;
     this.#options = options;
     migrate(db);
+    this.#begin = db.prepare("BEGIN");
+    this.#commit = db.prepare("COMMIT");
     this.#insertEvent = db.prepare(
       "INSERT INTO events (session_id, seq, type, ts, body) VALUES (?, ?, ?, ?, ?)",
     );
@@ -150,7 +154,7 @@ export class Store {
   /** Runs `fn` inside this turn's transaction, opening it (and scheduling its commit) if needed. */
   #write<T>(fn: () => T): T {
     if (!this.#inTransaction) {
-      this.#db.exec("BEGIN");
+      this.#begin.run();
       this.#inTransaction = true;
       setImmediate(() => this.flush());
     }
@@ -164,7 +168,7 @@ export class Store {
     const waiting = this.#afterCommit;
     this.#afterCommit = [];
     try {
-      this.#db.exec("COMMIT");
+      this.#commit.run();
     } catch (error) {
       try {
         this.#db.exec("ROLLBACK");
