@@ -312,7 +312,9 @@ function decodeEvent(data: string, id: string | undefined): S.StoredEvent {
       `Event ${id ?? "?"} is not JSON: ${errorMessage(error)}`,
     );
   }
-  const parsed = S.StoredEvent.safeParse(value);
+  // The envelope alone is checked, and the parsed object returned as is: copying every field of
+  // every streamed delta through a loose schema cost a tenth of a stream's throughput.
+  const parsed = S.EventEnvelope.safeParse(value);
   if (!parsed.success) {
     throw new CodexdApiError(
       200,
@@ -320,5 +322,5 @@ function decodeEvent(data: string, id: string | undefined): S.StoredEvent {
       `Event ${id ?? "?"} is malformed: ${parsed.error.message}`,
     );
   }
-  return parsed.data;
+  return value as S.StoredEvent;
 }

@@ -145,6 +145,14 @@ export const StoredEvent = z.looseObject({
   turnId: z.string().optional(),
 }).openapi("Event");
 export type StoredEvent = z.infer<typeof StoredEvent>;
+/** The fields every event has, checked without copying the rest (clients validate with it). */
+export const EventEnvelope = z.object({
+  seq: z.number().int().positive(),
+  type: z.string(),
+  sessionId: z.string(),
+  ts: z.string(),
+  turnId: z.string().optional(),
+});
 
 const NonNegativeInt = z.coerce.number().int().nonnegative();
 export const EventsQuery = z.object({
