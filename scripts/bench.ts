@@ -23,12 +23,14 @@ import { type BenchResults, checkTargets, markdown } from "./bench/report.ts";
 import { startup } from "./bench/startup.ts";
 import { streamRule, throughput } from "./bench/throughput.ts";
 import { turnOverhead } from "./bench/turn-overhead.ts";
+import { startModelProcess } from "./bench/model-process.ts";
 
 const SCENARIOS = ["turn-overhead", "throughput", "concurrency", "policy", "startup"] as const;
 type Scenario = (typeof SCENARIOS)[number];
 
 const USAGE = `Usage: bun scripts/bench.ts [--quick] [--only ${SCENARIOS.join(",")}]
-                            [--daemon ${DAEMON_MODES.join("|")}] [--out FILE]`;
+                            [--daemon ${DAEMON_MODES.join("|")}] [--model process|in-process]
+                            [--out FILE]`;
 
 function parseOptions() {
   const { values } = parseArgs({
@@ -36,6 +38,7 @@ function parseOptions() {
       quick: { type: "boolean", default: false },
       only: { type: "string" },
       daemon: { type: "string" },
+      model: { type: "string", default: "process" },
       out: { type: "string" },
       help: { type: "boolean", short: "h" },
     },
@@ -57,8 +60,13 @@ function parseOptions() {
     console.error(`bench: --daemon must be one of ${DAEMON_MODES.join(", ")}, not ${daemon}`);
     process.exit(2);
   }
+  if (values.model !== "process" && values.model !== "in-process") {
+    console.error(`bench: --model must be process or in-process, not ${values.model}`);
+    process.exit(2);
+  }
   return {
     quick: values.quick,
+    modelInProcess: values.model === "in-process",
     only: new Set(only as Scenario[]),
     daemon: mode,
     out: values.out,
@@ -94,8 +102,12 @@ async function main(): Promise<void> {
     now: () => performance.now(),
   });
   await using worktree = await makeTempWorktree();
+  // The measured paths reach a model in its own process (see bench/model-process.ts).
+  await using modelProcess = options.modelInProcess ? undefined : await startModelProcess();
+  log(`model: ${modelProcess ? `own process (pid ${modelProcess.pid})` : "in the bench process"}`);
   const ctx: BenchContext = {
-    model,
+    model: modelProcess ?? model,
+    recordingModel: model,
     cwd: worktree.path,
     codexBinary,
     daemonMode,
@@ -108,6 +120,7 @@ async function main(): Promise<void> {
     machine: machineInfo(),
     codexVersion: codexVersion(codexBinary),
     daemon: { mode: daemonMode, how },
+    model: modelProcess ? "own process" : "in the bench process",
     errors: {},
     notes: [],
   };
@@ -146,7 +159,10 @@ async function main(): Promise<void> {
       direct: true,
     }));
   results.policy = await attempt("policy", () => policyEngine({ quick: options.quick }));
-  results.startup = await attempt("startup", () => startup(model, codexBinary, { starts: 5, log }));
+  results.startup = await attempt(
+    "startup",
+    () => startup(ctx.model, codexBinary, { starts: 5, log }),
+  );
 
   if (daemonMode === "in-process") {
     results.notes.push(

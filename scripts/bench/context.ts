@@ -1,9 +1,12 @@
 /** What every scenario gets: the shared scripted model, a worktree, the daemon mode, options. */
-import type { ScriptedModel } from "../../src/devtools/scripted-model.ts";
+import type { ModelEndpoint, ScriptedModel } from "../../src/devtools/scripted-model.ts";
 import type { DaemonMode } from "./daemon.ts";
 
 export interface BenchContext {
-  model: ScriptedModel;
+  /** Where codex finds the scripted model (a process of its own unless --model in-process). */
+  model: ModelEndpoint;
+  /** The in-process model, whose recorded requests the turn profile reads. */
+  recordingModel: ScriptedModel;
   /** A git worktree under the temp folder that sessions use as their cwd. */
   cwd: string;
   /** The native codex binary every scenario runs. */

@@ -12,7 +12,7 @@ import { CodexdClient } from "../../src/client.ts";
 import { defaultShellAnalyzer } from "../../src/approval/shell-analyzer.ts";
 import { loadConfig } from "../../src/daemon/config.ts";
 import { startDaemon } from "../../src/daemon/serve.ts";
-import type { ScriptedModel } from "../../src/devtools/scripted-model.ts";
+import type { ModelEndpoint } from "../../src/devtools/scripted-model.ts";
 import { fakeAnalyzer } from "../../test/approval/support/fake-analyzer.ts";
 import { REPO_ROOT } from "../../test/support/codex-harness.ts";
 import { makeStateDir, startDaemonProcess } from "../../test/support/daemon-process.ts";
@@ -54,7 +54,7 @@ export async function chooseDaemonMode(): Promise<{ mode: DaemonMode; why: strin
 }
 
 export async function startBenchDaemon(
-  model: ScriptedModel,
+  model: ModelEndpoint,
   mode: DaemonMode,
 ): Promise<BenchDaemon> {
   const stateDir = makeStateDir();

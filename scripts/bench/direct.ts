@@ -3,7 +3,7 @@
  * the bench and codex but line splitting and JSON.parse. Whatever the daemon adds on top of this
  * is its overhead.
  */
-import type { ScriptedModel } from "../../src/devtools/scripted-model.ts";
+import type { ModelEndpoint } from "../../src/devtools/scripted-model.ts";
 import { type CodexUnderTest, startCodex } from "../../test/support/codex-harness.ts";
 import { nowMs } from "./stats.ts";
 
@@ -77,7 +77,7 @@ export class DirectClient implements AsyncDisposable {
 
   /** `env` is added to codex's environment (the harness gives it a HOME of its own). */
   static async start(
-    model: ScriptedModel,
+    model: ModelEndpoint,
     env?: Readonly<Record<string, string>>,
   ): Promise<DirectClient> {
     const codex = await startCodex({

@@ -8,7 +8,7 @@ import { spawn } from "node:child_process";
 import { mkdir, rm } from "node:fs/promises";
 import path from "node:path";
 import { createInterface } from "node:readline";
-import type { ScriptedModel } from "../../src/devtools/scripted-model.ts";
+import type { ModelEndpoint } from "../../src/devtools/scripted-model.ts";
 import { makeCodexHome } from "../../test/support/codex-harness.ts";
 import { nowMs } from "./stats.ts";
 
@@ -23,12 +23,12 @@ export interface ExecTurn {
 
 export class ExecPerTurn implements AsyncDisposable {
   readonly #binary: string;
-  readonly #model: ScriptedModel;
+  readonly #model: ModelEndpoint;
   readonly #home: string;
   readonly #cwd: string;
   #threadId: string | undefined;
 
-  private constructor(binary: string, model: ScriptedModel, home: string, cwd: string) {
+  private constructor(binary: string, model: ModelEndpoint, home: string, cwd: string) {
     this.#binary = binary;
     this.#model = model;
     this.#home = home;
@@ -36,7 +36,7 @@ export class ExecPerTurn implements AsyncDisposable {
   }
 
   /** Its own CODEX_HOME (outside /tmp, see makeCodexHome), removed by close(). */
-  static async create(binary: string, model: ScriptedModel, cwd: string): Promise<ExecPerTurn> {
+  static async create(binary: string, model: ModelEndpoint, cwd: string): Promise<ExecPerTurn> {
     const home = await makeCodexHome();
     await mkdir(path.join(home, "user-home"), { recursive: true });
     return new ExecPerTurn(binary, model, home, cwd);

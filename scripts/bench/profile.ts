@@ -44,12 +44,12 @@ function medians(splits: Split[]): Record<keyof Split, number | null> {
   };
 }
 
-/** `ctx.model` must record `time` on the bench's monotonic clock (performance.now). */
+/** `ctx.recordingModel` must record `time` on the bench's monotonic clock (performance.now). */
 export async function profileTurnPath(ctx: BenchContext, turns: number): Promise<TurnProfile> {
   const daemonSplits: Split[] = [];
   const directSplits: Split[] = [];
-  await using daemon = await startBenchDaemon(ctx.model, ctx.daemonMode);
-  await using direct = await DirectClient.start(ctx.model);
+  await using daemon = await startBenchDaemon(ctx.recordingModel, ctx.daemonMode);
+  await using direct = await DirectClient.start(ctx.recordingModel);
   const { session } = await DaemonSession.spawn(daemon.client, {
     prompt: "profile warm-up a",
     cwd: ctx.cwd,
@@ -57,13 +57,13 @@ export async function profileTurnPath(ctx: BenchContext, turns: number): Promise
   const thread = await direct.startThread(ctx.cwd);
   await direct.runTurn(thread, "profile warm-up b");
   const modelTime = async (prompt: string, from: number) =>
-    (await ctx.model.waitForRequest(
+    (await ctx.recordingModel.waitForRequest(
       (r) => r.facts?.latestUserText === prompt,
       { from },
     )).time;
   for (let i = 0; i < turns; i++) {
     let prompt = `profile daemon ${i}`;
-    let from = ctx.model.requests.length;
+    let from = ctx.recordingModel.requests.length;
     let sent = performance.now();
     const a = await session.runTurn(prompt);
     let got = await modelTime(prompt, from);
@@ -75,7 +75,7 @@ export async function profileTurnPath(ctx: BenchContext, turns: number): Promise
       eventsPerTurn: a.events,
     });
     prompt = `profile direct ${i}`;
-    from = ctx.model.requests.length;
+    from = ctx.recordingModel.requests.length;
     sent = performance.now();
     const b = await direct.runTurn(thread, prompt);
     got = await modelTime(prompt, from);

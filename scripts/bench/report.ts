@@ -13,6 +13,8 @@ export interface BenchResults {
   machine: MachineInfo;
   codexVersion: string;
   daemon: { mode: string; how: string };
+  /** Where the scripted model ran: its own process, or the bench's. */
+  model: string;
   turnOverhead?: TurnOverheadResult;
   /** Run when daemon/direct misses its target: where a turn's time goes. */
   turnProfile?: TurnProfile;

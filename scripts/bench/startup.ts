@@ -9,7 +9,7 @@ import { rm } from "node:fs/promises";
 import path from "node:path";
 import { createInterface } from "node:readline";
 import { z } from "zod";
-import type { ScriptedModel } from "../../src/devtools/scripted-model.ts";
+import type { ModelEndpoint } from "../../src/devtools/scripted-model.ts";
 import { REPO_ROOT } from "../../test/support/codex-harness.ts";
 import { makeStateDir } from "../../test/support/daemon-process.ts";
 import { median, nowMs, round } from "./stats.ts";
@@ -45,7 +45,7 @@ function newestSource(): number {
 }
 
 /** One start: exec → `listening` line, then SIGTERM and wait for exit. */
-async function startOnce(binary: string, model: ScriptedModel, codexBinary: string) {
+async function startOnce(binary: string, model: ModelEndpoint, codexBinary: string) {
   const stateDir = makeStateDir();
   const configFile = `${stateDir}.jsonc`;
   writeFileSync(
@@ -98,7 +98,7 @@ async function startOnce(binary: string, model: ScriptedModel, codexBinary: stri
 }
 
 export async function startup(
-  model: ScriptedModel,
+  model: ModelEndpoint,
   codexBinary: string,
   options: { starts: number; log(message: string): void },
 ): Promise<StartupResult> {

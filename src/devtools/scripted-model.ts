@@ -95,6 +95,36 @@ export interface CodexArgsOptions {
   streamIdleTimeoutMs?: number;
 }
 
+/** What codex needs to reach a scripted model: its URL and the `-c` overrides. */
+export type ModelEndpoint = Pick<ScriptedModel, "url" | "codexArgs">;
+
+/** The `-c` overrides that point codex at a scripted model at `url`. */
+export function scriptedCodexArgs(
+  url: string,
+  argsOptions: CodexArgsOptions | string = {},
+): string[] {
+  const o = typeof argsOptions === "string" ? { model: argsOptions } : argsOptions;
+  const provider = [
+    `name="scripted"`,
+    `base_url="${url}"`,
+    `wire_api="responses"`,
+    `requires_openai_auth=false`,
+    ...(o.requestMaxRetries === undefined ? [] : [`request_max_retries=${o.requestMaxRetries}`]),
+    ...(o.streamMaxRetries === undefined ? [] : [`stream_max_retries=${o.streamMaxRetries}`]),
+    ...(o.streamIdleTimeoutMs === undefined
+      ? []
+      : [`stream_idle_timeout_ms=${o.streamIdleTimeoutMs}`]),
+  ];
+  return [
+    "-c",
+    `model_provider="scripted"`,
+    "-c",
+    `model_providers.scripted={${provider.join(",")}}`,
+    "-c",
+    `model="${o.model ?? "mock-model"}"`,
+  ];
+}
+
 export interface ScriptedModel extends AsyncDisposable {
   /** Base URL ending in `/v1`. */
   readonly url: string;
@@ -385,28 +415,7 @@ export async function startScriptedModel(
       });
     },
     codexArgs(argsOptions = {}) {
-      const o = typeof argsOptions === "string" ? { model: argsOptions } : argsOptions;
-      const provider = [
-        `name="scripted"`,
-        `base_url="${url}"`,
-        `wire_api="responses"`,
-        `requires_openai_auth=false`,
-        ...(o.requestMaxRetries === undefined
-          ? []
-          : [`request_max_retries=${o.requestMaxRetries}`]),
-        ...(o.streamMaxRetries === undefined ? [] : [`stream_max_retries=${o.streamMaxRetries}`]),
-        ...(o.streamIdleTimeoutMs === undefined
-          ? []
-          : [`stream_idle_timeout_ms=${o.streamIdleTimeoutMs}`]),
-      ];
-      return [
-        "-c",
-        `model_provider="scripted"`,
-        "-c",
-        `model_providers.scripted={${provider.join(",")}}`,
-        "-c",
-        `model="${o.model ?? "mock-model"}"`,
-      ];
+      return scriptedCodexArgs(url, argsOptions);
     },
     close() {
       closed ??= new Promise<void>((resolve) => {

@@ -26,7 +26,7 @@ import type { Readable, Writable } from "node:stream";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { z } from "zod";
-import type { CodexArgsOptions, ScriptedModel } from "../../src/devtools/scripted-model.ts";
+import type { CodexArgsOptions, ModelEndpoint } from "../../src/devtools/scripted-model.ts";
 import { resolveCodexBinary } from "../../src/provider/codex/binary.ts";
 import { codexHomeRoot } from "../../src/provider/codex/codex-home.ts";
 
@@ -37,7 +37,7 @@ const STDERR_LIMIT = 256 * 1024;
 const EXIT_WAIT_MS = 5000;
 
 export interface StartCodexOptions {
-  model: ScriptedModel;
+  model: ModelEndpoint;
   /** Passed to `model.codexArgs()` (model slug, retry counts). */
   modelArgs?: CodexArgsOptions;
   /** More arguments after `app-server` and the model's `-c` overrides. */

@@ -8,7 +8,7 @@ import path from "node:path";
 import { createInterface } from "node:readline";
 import { z } from "zod";
 import { CodexdClient } from "../../src/client.ts";
-import type { ScriptedModel } from "../../src/devtools/scripted-model.ts";
+import type { ModelEndpoint } from "../../src/devtools/scripted-model.ts";
 import { REPO_ROOT } from "./codex-harness.ts";
 
 /** The one line `codexd serve` prints on stdout when ready. */
@@ -38,7 +38,7 @@ export function makeStateDir(): string {
 }
 
 export async function startDaemonProcess(options: {
-  model: ScriptedModel;
+  model: ModelEndpoint;
   stateDir?: string;
   /** Default: bun src/main.ts. */
   command?: string[];
