@@ -6,6 +6,7 @@ import {
   RpcError,
   WriteFailed,
 } from "../src/errors.ts";
+import { DROPPED_MESSAGE } from "../src/provider/codex/messages.ts";
 import { JsonRpcConnection } from "../src/provider/codex/jsonrpc.ts";
 import { isTransient, type RetryPolicy, withRetry } from "../src/provider/codex/retry.ts";
 import { connectFakePeer } from "./support/fake-peer.ts";
@@ -294,6 +295,35 @@ describe("garbage", () => {
     expect(connection.stats.droppedLines).toBe(1);
     expect(connection.stats.parseErrors).toBe(4);
     expect(logs.some((l) => l.includes("over-long"))).toBe(true);
+  });
+
+  test("an over-long message still reaches whoever waits for it: thread, request, or codex", async () => {
+    const { connection, peer } = connectFakePeer({ maxLineLength: 1000 });
+    const seen: Array<[string, unknown]> = [];
+    connection.subscribe("t1", (method, params) => seen.push([method, params]));
+    const huge = "z".repeat(3000);
+    // A notification whose threadId comes after the huge item, as codex orders item/completed;
+    // a quoted key inside the text must not be taken for it.
+    await peer.sendRaw(
+      `{"method":"item/completed","params":{"item":{"text":"\\"threadId\\":\\"t9\\" ${huge}"},` +
+        `"threadId":"t1","turnId":"u1"}}\n`,
+    );
+    // A response to a pending request, in two pieces.
+    const answer = connection.request("thread/read");
+    const asked = await peer.next((m) => m.method === "thread/read");
+    await peer.sendRaw(`{"id":${asked.id},"result":{"thread":"${huge}`);
+    await peer.sendRaw(`"}}\n`);
+    await expect(answer).rejects.toMatchObject({ code: -32603, method: "thread/read" });
+    // A server request codex would otherwise wait on forever.
+    await peer.sendRaw(`{"id":"srv-1","method":"item/tool/call","params":{"x":"${huge}"}}\n`);
+    expect(await peer.next((m) => m.id === "srv-1")).toMatchObject({ error: { code: -32600 } });
+    expect(seen).toEqual([[DROPPED_MESSAGE, {
+      threadId: "t1",
+      method: "item/completed",
+      length: expect.any(Number),
+      message: expect.stringContaining("codex sent item/completed of"),
+    }]]);
+    expect(connection.stats.droppedLines).toBe(3);
   });
 
   test("messages without the jsonrpc member are accepted (codex omits it)", async () => {

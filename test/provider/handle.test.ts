@@ -3,6 +3,7 @@ import { tmpdir } from "node:os";
 import { NoActiveTurn, RpcError } from "../../src/errors.ts";
 import { isTerminal, type SessionEvent } from "../../src/provider/events.ts";
 import { CodexHandle, type ThreadRpc } from "../../src/provider/codex/handle.ts";
+import { DROPPED_MESSAGE } from "../../src/provider/codex/messages.ts";
 import { Spec, type SpecInput } from "../../src/provider/spec.ts";
 import type { Approver } from "../../src/provider/types.ts";
 
@@ -206,6 +207,33 @@ describe("CodexHandle turns", () => {
       ["result", "turn-1"],
     ]);
     expect(JSON.stringify(events)).not.toContain("late words");
+  });
+
+  test("a message of the thread too long to read ends the running turn instead of hanging it", async () => {
+    const { handle, rpc } = makeHandle();
+    handle.onNotification(DROPPED_MESSAGE, { threadId: "th1", message: "ignored: no turn runs" });
+    await handle.startTurn("x");
+    handle.onNotification(DROPPED_MESSAGE, {
+      threadId: "th1",
+      method: "item/completed",
+      length: 20_000_000,
+      message: "codex sent item/completed of 20000000 characters, over the 16777216 limit",
+    });
+    expect(rpc.calls).toContainEqual({
+      method: "turn/interrupt",
+      params: { threadId: "th1", turnId: "turn-1" },
+    });
+    handle.onNotification("turn/completed", completed("turn-1", "interrupted"));
+    await handle.stop();
+    const terminals = (await drain(handle)).filter(isTerminal);
+    expect(terminals).toEqual([
+      expect.objectContaining({
+        type: "error",
+        code: "turn_failed",
+        turnId: "turn-1",
+        message: "codex sent item/completed of 20000000 characters, over the 16777216 limit",
+      }),
+    ]);
   });
 
   test("a turn past its deadline ends with error timeout and is interrupted", async () => {

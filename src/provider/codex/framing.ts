@@ -1,16 +1,28 @@
 /**
  * Newline-delimited JSON framing over byte streams (the transport codex app-server speaks).
  * Reading splits on "\n" with a streaming decoder and never buffers more than `maxLineLength`
- * characters of one line: a longer line is discarded up to its end and reported, so a broken or
- * hostile peer cannot exhaust memory. Writing serializes lines and waits for back-pressure.
+ * characters of one line: a longer line is discarded up to its end and reported with its two
+ * ends (so the caller can tell whose it was), and a broken or hostile peer cannot exhaust memory. Writing serializes lines and waits for back-pressure.
  */
 
 export const DEFAULT_MAX_LINE_LENGTH = 16 * 1024 * 1024;
 
+/** What is kept of a dropped line: enough to tell whose it was. */
+export interface DroppedLine {
+  /** Its whole length, in characters. */
+  length: number;
+  /** Its first and last few thousand characters. */
+  head: string;
+  tail: string;
+}
+
+/** Characters kept from each end of a dropped line. */
+const KEPT = 4096;
+
 export interface LineReaderOptions {
   maxLineLength?: number;
-  /** Called for each line dropped for its length (its length so far when dropped). */
-  onOversize?: (length: number) => void;
+  /** Called once for each line dropped for its length, when its end arrives (or the stream's). */
+  onOversize?: (dropped: DroppedLine) => void;
   /** Stops reading: the pending read ends and the stream is cancelled. */
   signal?: AbortSignal;
 }
@@ -27,7 +39,16 @@ export async function* readLines(
   if (options.signal?.aborted) cancel();
   options.signal?.addEventListener("abort", cancel, { once: true });
   let partial = "";
-  let discarding = false; // inside an over-long line: skip until its newline
+  // Inside an over-long line: skip until its newline, keeping its two ends.
+  let dropped: DroppedLine | undefined;
+  const skip = (text: string) => {
+    dropped!.length += text.length;
+    dropped!.tail = (dropped!.tail + text).slice(-KEPT);
+  };
+  const finishDropped = () => {
+    options.onOversize?.(dropped!);
+    dropped = undefined;
+  };
   try {
     while (true) {
       const { value, done } = await reader.read();
@@ -37,32 +58,45 @@ export async function* readLines(
       let start = 0;
       let newline = text.indexOf("\n");
       while (newline !== -1) {
-        if (discarding) {
-          discarding = false;
+        if (dropped) {
+          skip(text.slice(start, newline));
+          finishDropped();
         } else {
           const line = partial.length > 0
             ? partial + text.slice(start, newline)
             : text.slice(start, newline);
           partial = "";
-          if (line.length > max) options.onOversize?.(line.length);
-          else lines.push(line);
+          if (line.length > max) {
+            options.onOversize?.({
+              length: line.length,
+              head: line.slice(0, KEPT),
+              tail: line.slice(-KEPT),
+            });
+          } else lines.push(line);
         }
         start = newline + 1;
         newline = text.indexOf("\n", start);
       }
-      if (!discarding && start < text.length) {
-        partial += text.slice(start);
-        if (partial.length > max) {
-          options.onOversize?.(partial.length);
-          partial = "";
-          discarding = true;
+      if (start < text.length) {
+        if (dropped) skip(text.slice(start));
+        else {
+          partial += text.slice(start);
+          if (partial.length > max) {
+            dropped = {
+              length: partial.length,
+              head: partial.slice(0, KEPT),
+              tail: partial.slice(-KEPT),
+            };
+            partial = "";
+          }
         }
       }
       // One batch per chunk: the consumer handles a chunk's lines without awaiting in between.
       if (lines.length > 0) yield lines;
     }
     const rest = partial + decoder.decode();
-    if (!discarding && rest.length > 0) yield [rest];
+    if (dropped) finishDropped();
+    else if (rest.length > 0) yield [rest];
   } finally {
     options.signal?.removeEventListener("abort", cancel);
     reader.releaseLock();

@@ -6,6 +6,7 @@
  * a crash comes first; the later ones find the turn already finished and do nothing. The event
  * stream closes once, after the last terminal event.
  */
+import { z } from "zod";
 import { errorMessage, NoActiveTurn, RpcError, WrongState } from "../../errors.ts";
 import type { ErrorCode, EventBody, SessionEvent, Usage } from "../events.ts";
 import { EventStream } from "../event-stream.ts";
@@ -15,6 +16,9 @@ import { mapNotification, terminalEvent, usageDelta } from "./event-map.ts";
 import type { FileChangeItem } from "./notifications.ts";
 import { planTurn, textInput } from "./plan.ts";
 import { planServerRequest } from "./server-requests.ts";
+import { DROPPED_MESSAGE } from "./messages.ts";
+
+const DroppedMessage = z.object({ message: z.string() });
 
 /** What the handle needs from the connection: requests scoped to its thread. */
 export interface ThreadRpc {
@@ -240,6 +244,20 @@ export class CodexHandle implements Handle {
     // The terminal event comes with turn/completed (status interrupted).
   }
 
+  /**
+   * codex sent this thread a message too long to read (see jsonrpc.ts). Whatever it was, the
+   * running turn can no longer be followed faithfully (its end may be the very message lost):
+   * end it now with a clear error rather than let it hang, and stop it inside codex.
+   */
+  #onDroppedMessage(params: unknown): void {
+    const turn = this.#active;
+    if (!turn) return;
+    const message = DroppedMessage.safeParse(params).data?.message ??
+      "codex sent a message too long to read";
+    this.#finish(turn, { type: "error", code: "turn_failed", message });
+    if (turn.id) this.#bestEffort("turn/interrupt", { threadId: this.#threadId, turnId: turn.id });
+  }
+
   #markFinished(turnId: string): void {
     this.#finishedTurns.add(turnId);
     // Late notifications only concern recent turns: keep the set small on long sessions.
@@ -292,6 +310,7 @@ export class CodexHandle implements Handle {
 
   onNotification(method: string, params: unknown): void {
     if (this.#closing) return; // stopping or crashed: the session's last word is already said
+    if (method === DROPPED_MESSAGE) return this.#onDroppedMessage(params);
     const mapped = mapNotification(method, params);
     if (mapped.unknown) this.stats.unknownNotifications++;
     if (mapped.invalid) {

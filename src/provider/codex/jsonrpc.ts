@@ -19,15 +19,24 @@ import {
   RpcError,
   WriteFailed,
 } from "../../errors.ts";
-import { DEFAULT_MAX_LINE_LENGTH, LineWriter, readLines } from "./framing.ts";
+import { DEFAULT_MAX_LINE_LENGTH, type DroppedLine, LineWriter, readLines } from "./framing.ts";
 import {
   classify,
+  DROPPED_MESSAGE,
   type IncomingNotification,
   type IncomingRequest,
   type IncomingResponse,
   type RequestId,
 } from "./messages.ts";
 import { DEFAULT_RETRY, type RetryPolicy, withRetry } from "./retry.ts";
+
+// Reading a dropped line's owner from its ends. Top-level members come first in codex's messages
+// (`{"id":…,"method":…,"params":…}`), and JSON escapes every quote inside a string, so a quoted
+// `"threadId":"…"` can only be a real key.
+const LEAD = String.raw`^\s*\{(?:\s*"(?:jsonrpc|id|method)"\s*:\s*(?:\d+|"[^"\\]*")\s*,)*\s*`;
+const DROPPED_METHOD = new RegExp(LEAD + String.raw`"method"\s*:\s*"([^"\\]+)"`);
+const DROPPED_ID = new RegExp(LEAD + String.raw`"id"\s*:\s*(\d+|"[^"\\]*")`);
+const THREAD_ID = /"threadId"\s*:\s*"([^"\\]+)"/g;
 
 export type Logger = (
   level: "debug" | "info" | "warn" | "error",
@@ -235,10 +244,7 @@ export class JsonRpcConnection implements AsyncDisposable {
     const lines = readLines(readable, {
       maxLineLength: this.#options.maxLineLength ?? DEFAULT_MAX_LINE_LENGTH,
       signal: this.#stopReading.signal,
-      onOversize: (length) => {
-        this.stats.droppedLines++;
-        this.#log("error", "dropped an over-long line from codex", { length });
-      },
+      onOversize: (dropped) => this.#onDroppedLine(dropped),
     });
     try {
       for await (const batch of lines) {
@@ -250,6 +256,44 @@ export class JsonRpcConnection implements AsyncDisposable {
         new ConnectionClosed(`Reading from codex failed: ${errorMessage(error)}`, error);
     }
     this.#close(cause);
+  }
+
+  /**
+   * A message too long to parse must still not leave anyone waiting for it: read whose it was
+   * from its two ends and tell the request's caller, the thread, or codex itself.
+   */
+  #onDroppedLine(dropped: DroppedLine): void {
+    this.stats.droppedLines++;
+    const method = DROPPED_METHOD.exec(dropped.head)?.[1];
+    const id = DROPPED_ID.exec(dropped.head)?.[1];
+    const threadId = [...dropped.tail.matchAll(THREAD_ID)].at(-1)?.[1] ??
+      [...dropped.head.matchAll(THREAD_ID)][0]?.[1];
+    this.#log("error", "dropped an over-long line from codex", {
+      length: dropped.length,
+      method,
+      id,
+      threadId,
+    });
+    const what = `codex sent ${method ?? "a message"} of ${dropped.length} characters, over the ` +
+      `${this.#options.maxLineLength ?? DEFAULT_MAX_LINE_LENGTH} limit`;
+    if (method === undefined && id !== undefined) {
+      // A response: its request ends now instead of at its timeout.
+      const pending = Number(id);
+      const request = this.#pending.get(pending);
+      if (request) this.#settle(pending, new RpcError(request.method, -32603, what));
+      return;
+    }
+    if (method !== undefined && id !== undefined) {
+      // A server request: codex would wait for its answer forever.
+      const requestId: string | number = id.startsWith('"') ? id.slice(1, -1) : Number(id);
+      void this.respondError(requestId, -32600, what).catch(() => {});
+    }
+    if (threadId !== undefined) {
+      this.#onNotification({
+        method: DROPPED_MESSAGE,
+        params: { threadId, method, length: dropped.length, message: what },
+      });
+    }
   }
 
   #handleLine(line: string): void {

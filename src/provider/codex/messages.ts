@@ -80,3 +80,9 @@ export function classify(value: unknown): Incoming {
     ? { kind: "request", message: parsed.data as IncomingRequest }
     : { kind: "notification", message: parsed.data as IncomingNotification };
 }
+
+/**
+ * The notification a thread's subscriber gets for a message of its thread that was too long to
+ * read: `{threadId, method?, length, message}`. codexd's own; codex never sends it.
+ */
+export const DROPPED_MESSAGE = "codexd/messageDropped";
