@@ -78,33 +78,37 @@ export type FileChangeItem = Extract<ThreadItem, { type: "fileChange" }>;
 const ThreadScoped = { threadId: z.string() };
 const TurnScoped = { threadId: z.string(), turnId: z.string() };
 
-/** Notification params by method. */
+/**
+ * Notification params by method. The outer objects strip what codexd does not read (cheaper than
+ * copying every unknown key of every streamed delta); nested items stay loose where a later
+ * schema reads more of them.
+ */
 export const NotificationParams = {
-  "turn/started": z.looseObject({ ...ThreadScoped, turn: Turn }),
-  "turn/completed": z.looseObject({ ...ThreadScoped, turn: Turn }),
-  "item/started": z.looseObject({ ...TurnScoped, item: z.looseObject({ type: z.string() }) }),
-  "item/completed": z.looseObject({ ...TurnScoped, item: z.looseObject({ type: z.string() }) }),
-  "item/agentMessage/delta": z.looseObject({
+  "turn/started": z.object({ ...ThreadScoped, turn: Turn }),
+  "turn/completed": z.object({ ...ThreadScoped, turn: Turn }),
+  "item/started": z.object({ ...TurnScoped, item: z.looseObject({ type: z.string() }) }),
+  "item/completed": z.object({ ...TurnScoped, item: z.looseObject({ type: z.string() }) }),
+  "item/agentMessage/delta": z.object({
     ...TurnScoped,
     itemId: z.string(),
     delta: z.string(),
   }),
-  "item/reasoning/textDelta": z.looseObject({
+  "item/reasoning/textDelta": z.object({
     ...TurnScoped,
     itemId: z.string(),
     delta: z.string(),
   }),
-  "item/reasoning/summaryTextDelta": z.looseObject({
+  "item/reasoning/summaryTextDelta": z.object({
     ...TurnScoped,
     itemId: z.string(),
     delta: z.string(),
   }),
-  "thread/tokenUsage/updated": z.looseObject({
+  "thread/tokenUsage/updated": z.object({
     ...TurnScoped,
     tokenUsage: z.looseObject({ total: TokenUsageBreakdown, last: TokenUsageBreakdown }),
   }),
-  "error": z.looseObject({ ...TurnScoped, error: TurnError, willRetry: z.boolean() }),
-  "warning": z.looseObject({ ...ThreadScoped, message: z.string() }),
+  "error": z.object({ ...TurnScoped, error: TurnError, willRetry: z.boolean() }),
+  "warning": z.object({ ...ThreadScoped, message: z.string() }),
 } as const;
 
 export type MappedMethod = keyof typeof NotificationParams;
