@@ -3,11 +3,12 @@
  * scripted model, and talks to it over HTTP only.
  */
 import { type ChildProcess, spawn } from "node:child_process";
-import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { createInterface } from "node:readline";
 import { z } from "zod";
 import { CodexdClient } from "../../src/client.ts";
+import { loadConfig } from "../../src/daemon/config.ts";
 import type { ModelEndpoint } from "../../src/devtools/scripted-model.ts";
 import { REPO_ROOT } from "./codex-harness.ts";
 
@@ -30,11 +31,35 @@ export interface DaemonProcess extends AsyncDisposable {
   stop(): Promise<number | null>;
 }
 
-/** A state dir under the repo's .codexd/ (codex's home inside it must not be under /tmp). */
+/** State dirs made by this process, removed (with their codex homes) when it exits. */
+const madeStateDirs = new Set<string>();
+
+/**
+ * A state dir under the repo's .codexd/. When the checkout itself is in the temp folder, the
+ * daemon keeps codex's home in the user's cache instead (see config.ts): that one is removed on
+ * exit too, or every test run would leave a few MiB there.
+ */
 export function makeStateDir(): string {
   const root = path.join(REPO_ROOT, ".codexd", "test-daemons");
   mkdirSync(root, { recursive: true });
-  return mkdtempSync(path.join(root, "state-"));
+  const dir = mkdtempSync(path.join(root, "state-"));
+  if (madeStateDirs.size === 0) process.once("exit", removeStateDirs);
+  madeStateDirs.add(dir);
+  return dir;
+}
+
+function removeStateDirs(): void {
+  for (const dir of madeStateDirs) {
+    const home = loadConfig({ args: ["--state-dir", dir], cwd: REPO_ROOT, env: process.env })
+      .codex.home;
+    for (const target of [dir, `${dir}.jsonc`, home]) {
+      try {
+        rmSync(target, { recursive: true, force: true });
+      } catch {
+        // best effort: a daemon of a failed test may still hold it
+      }
+    }
+  }
 }
 
 export async function startDaemonProcess(options: {
