@@ -31,24 +31,24 @@ export interface DaemonProcess extends AsyncDisposable {
   stop(): Promise<number | null>;
 }
 
-/** State dirs made by this process, removed (with their codex homes) when it exits. */
+/** State dirs made by this process; the test preload removes them after the run. */
 const madeStateDirs = new Set<string>();
 
 /**
  * A state dir under the repo's .codexd/. When the checkout itself is in the temp folder, the
- * daemon keeps codex's home in the user's cache instead (see config.ts): that one is removed on
- * exit too, or every test run would leave a few MiB there.
+ * daemon keeps codex's home in the user's cache instead (see config.ts): that one is removed
+ * after the run too (test/support/preload.ts), or every run would leave a few MiB there.
  */
 export function makeStateDir(): string {
   const root = path.join(REPO_ROOT, ".codexd", "test-daemons");
   mkdirSync(root, { recursive: true });
   const dir = mkdtempSync(path.join(root, "state-"));
-  if (madeStateDirs.size === 0) process.once("exit", removeStateDirs);
   madeStateDirs.add(dir);
   return dir;
 }
 
-function removeStateDirs(): void {
+/** Removes every state dir made so far, its config file and its codex home. */
+export function removeStateDirs(): void {
   for (const dir of madeStateDirs) {
     const home = loadConfig({ args: ["--state-dir", dir], cwd: REPO_ROOT, env: process.env })
       .codex.home;
@@ -60,6 +60,7 @@ function removeStateDirs(): void {
       }
     }
   }
+  madeStateDirs.clear();
 }
 
 export async function startDaemonProcess(options: {
