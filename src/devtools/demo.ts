@@ -52,6 +52,9 @@ export async function demoCommand(args: string[]): Promise<number> {
   mkdirSync(".codexd", { recursive: true });
   const stateDir = mkdtempSync(join(process.cwd(), ".codexd", "demo-"));
   const worktree = mkdtempSync(join(tmpdir(), "codexd-demo-worktree-"));
+  const codexHome =
+    loadConfig({ args: ["--state-dir", stateDir], cwd: process.cwd(), env: process.env })
+      .codex.home;
   await using model = await startScriptedModel(SCRIPT);
   try {
     git(worktree, "init", "-q", "-b", "main");
@@ -102,6 +105,8 @@ export async function demoCommand(args: string[]): Promise<number> {
   } finally {
     rmSync(worktree, { recursive: true, force: true });
     rmSync(stateDir, { recursive: true, force: true });
+    // Outside the state dir when that is in the temp folder (see config.ts).
+    rmSync(codexHome, { recursive: true, force: true });
   }
 }
 
