@@ -189,4 +189,70 @@ describe("codexd over HTTP", () => {
     expect(existsSync(marker)).toBe(false);
     rmSync(dir, { recursive: true, force: true });
   });
+
+  test("SIGHUP reloads the policies; a broken file keeps the previous version", async () => {
+    const policies = mkdtempSync(path.join(tmpdir(), "codexd-hup-"));
+    const fleet = path.join(policies, "fleet-a.yaml");
+    const write = (deny: string) =>
+      writeFileSync(
+        fleet,
+        `version: 1\nname: fleet-a\ndefault: allow\ncommands:\n  deny:\n${deny}`,
+      );
+    write("    - { id: no-publish, prefix: [npm, publish] }\n");
+    await using daemon = await startDaemonProcess({
+      model,
+      config: { policies: { dir: policies } },
+    });
+    const judge = async () =>
+      (await daemon.client.evaluatePolicy({ policy: "fleet-a", command: "make deploy" })).decision;
+    const version = async () =>
+      (await daemon.client.policies()).find((p) => p.name === "fleet-a")!.version;
+    expect(await judge()).toBe("allow");
+    const first = await version();
+
+    write("    - { id: no-deploy, prefix: [make, deploy] }\n");
+    daemon.child.kill("SIGHUP");
+    await until(async () => (await version()) !== first);
+    expect(await judge()).toBe("deny");
+    const second = await version();
+
+    writeFileSync(fleet, "version: 1\nname: fleet-a\ndefault: [not, a, decision]\n");
+    daemon.child.kill("SIGHUP");
+    await until(() =>
+      daemon.stderr().includes("policies reloaded") &&
+      daemon.stderr().split("policies reloaded").length > 2
+    );
+    expect(await version()).toBe(second);
+    expect(await judge()).toBe("deny");
+    expect(daemon.stderr()).toContain("fleet-a.yaml");
+    rmSync(policies, { recursive: true, force: true });
+  });
+
+  test("SIGTERM mid-turn: the turn ends with daemon_shutdown, exit 0, and the session resumes", async () => {
+    const stateDir = makeStateDir();
+    const daemon = await startDaemonProcess({ model, stateDir });
+    const { sessionId } = await daemon.client.spawn({ prompt: "STALL here", cwd: worktree.path });
+    for await (const event of daemon.client.events(sessionId)) {
+      if (event.type === "turn.started") break;
+    }
+    expect(await daemon.stop()).toBe(0); // SIGTERM
+    await using again = await startDaemonProcess({ model, stateDir });
+    expect((await again.client.get(sessionId)).status).toBe("interrupted");
+    const stored = await again.client.storedEvents(sessionId, {});
+    expect(stored.filter((e) => e.type === "result" || e.type === "error")).toEqual([
+      expect.objectContaining({ type: "error", code: "daemon_shutdown" }),
+    ]);
+    await again.client.resume(sessionId, { prompt: "GREET again", cwd: worktree.path });
+    const events = await untilTerminals(again.client, sessionId, 1, stored.at(-1)!.seq);
+    expect(events.at(-1)).toMatchObject({ type: "result", text: "hello, runner" });
+  });
 });
+
+/** Polls `check` (each poll is an HTTP round trip or a cheap read) until it holds. */
+async function until(check: () => boolean | Promise<boolean>): Promise<void> {
+  for (let i = 0; i < 500; i++) {
+    if (await check()) return;
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+  throw new Error("condition not reached after 500 polls");
+}
