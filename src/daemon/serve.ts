@@ -114,7 +114,11 @@ export async function startDaemon(
   const token = loadOrCreateToken(config.stateDir, config.server.tokenFile);
   if (token.created) log("info", "generated an API token", { path: token.path });
 
-  const store = Store.open(join(config.stateDir, "codexd.db"));
+  const store = Store.open(join(config.stateDir, "codexd.db"), {
+    // The events of that commit were never handed to a client; say loudly that they are gone.
+    onCommitError: (error) =>
+      log("error", "could not write events to the database", { error: errorMessage(error) }),
+  });
   const interrupted = store.markRunningAsInterrupted();
   if (interrupted.length > 0) log("info", "sessions interrupted by the last stop", { interrupted });
   const journal = new Journal(store, {
