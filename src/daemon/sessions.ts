@@ -8,15 +8,14 @@
  * restart it is `interrupted`, and `resume` brings it back under the same id.
  */
 import type { ApprovalBridge } from "../approval/bridge.ts";
-import { evaluate } from "../approval/engine.ts";
 import type { PolicyStore } from "../approval/policy-store.ts";
 import { errorMessage, InvalidInput, ProviderUnavailable, WrongState } from "../errors.ts";
 import type { CodexHandle } from "../provider/codex/handle.ts";
-import type { SessionEvent, Usage } from "../provider/events.ts";
+import type { SessionEvent } from "../provider/events.ts";
 import { planSpawn } from "../provider/codex/plan.ts";
 import { CODEX_CAPABILITIES } from "../provider/codex/provider.ts";
 import type { Spec } from "../provider/spec.ts";
-import type { ApprovalRequest, Capabilities, TranscriptEntry } from "../provider/types.ts";
+import type { Capabilities, TranscriptEntry } from "../provider/types.ts";
 import type {
   ApprovalsView,
   EvaluateRequest,
@@ -32,6 +31,8 @@ import type {
   StoredEvent,
 } from "./api-schemas.ts";
 import type { Journal } from "./journal.ts";
+import { PolicyRoutes } from "./policy-routes.ts";
+import { addUsage, sessionInfo, statusAfterError, ZERO_USAGE } from "./session-info.ts";
 import { redactSpec, secretScrubber } from "./redact.ts";
 import type { DaemonMetrics } from "./metrics.ts";
 import { ServiceUnavailable, SessionNotFound, type SessionService } from "./service.ts";
@@ -60,15 +61,9 @@ interface Live {
   pump: Promise<void>;
 }
 
-const ZERO_USAGE: Usage = {
-  inputTokens: 0,
-  cachedInputTokens: 0,
-  outputTokens: 0,
-  reasoningTokens: 0,
-};
-
 export class SessionManager implements SessionService {
   readonly #o: SessionManagerOptions;
+  readonly #policyRoutes: PolicyRoutes;
   readonly #live = new Map<string, Live>();
   /** Real specs (with secret env values) of sessions this daemon saw, for resume without a body. */
   readonly #specs = new Map<string, Spec>();
@@ -79,6 +74,7 @@ export class SessionManager implements SessionService {
 
   constructor(options: SessionManagerOptions) {
     this.#o = options;
+    this.#policyRoutes = new PolicyRoutes(options.policies);
   }
 
   // -------------------------------------------------------------------------------------------
@@ -314,38 +310,15 @@ export class SessionManager implements SessionService {
   }
 
   listPolicies(): Promise<PolicySummary[]> {
-    return Promise.resolve(this.#o.policies.list());
+    return Promise.resolve(this.#policyRoutes.list());
   }
 
   reloadPolicies(): Promise<ReloadReport> {
-    const result = this.#o.policies.reload();
-    return Promise.resolve({
-      ok: result.issues.length === 0,
-      issues: result.issues,
-      changed: result.changed,
-      policies: this.#o.policies.list(),
-    });
+    return Promise.resolve(this.#policyRoutes.reload());
   }
 
   evaluatePolicy(body: EvaluateRequest): Promise<EvaluateResult> {
-    const policy = this.#o.policies.get(body.policy);
-    const worktree = body.cwd ?? "/";
-    const request: ApprovalRequest = body.command !== undefined
-      ? { kind: "command", command: body.command, cwd: worktree }
-      : { kind: "fileChange", paths: body.paths ?? [] };
-    const decided = evaluate(
-      policy,
-      request,
-      { worktree, permissionMode: body.permissionMode ?? "default" },
-      this.#o.policies.analyzer,
-    );
-    return Promise.resolve({
-      decision: decided.decision,
-      ...(decided.ruleId && { ruleId: decided.ruleId }),
-      source: decided.source,
-      reason: decided.reason,
-      policyVersion: policy.version,
-    });
+    return Promise.resolve(this.#policyRoutes.evaluate(body));
   }
 
   // -------------------------------------------------------------------------------------------
@@ -482,52 +455,14 @@ export class SessionManager implements SessionService {
   }
 
   #info(row: SessionRow): SessionInfo {
-    const live = this.#live.get(row.id);
-    const spec = row.spec as Partial<Spec>;
-    return {
-      sessionId: row.id,
-      threadId: row.threadId,
-      status: row.status,
-      policy: row.policy,
-      permissionMode: spec.permissionMode ?? "default",
-      cwd: spec.cwd ?? "",
-      model: spec.model ?? null,
-      createdAt: row.createdAt,
-      lastEventAt: this.#lastEventAt.get(row.id) ?? row.lastEventAt ?? null,
-      currentTurn: row.status === "running" && row.currentTurnStartedAt
-        ? { turnId: row.currentTurnId ?? null, startedAt: row.currentTurnStartedAt }
-        : null,
-      queuedTurns: live?.handle.queuedTurns ?? 0,
-      usage: row.usage ?? ZERO_USAGE,
-      envKeys: Object.keys(spec.env ?? {}),
-      ...(spec.metadata && { metadata: spec.metadata }),
-      ...(row.failure && { failure: row.failure }),
-    };
+    const lastEventAt = this.#lastEventAt.get(row.id);
+    return sessionInfo(row, {
+      queuedTurns: this.#live.get(row.id)?.handle.queuedTurns ?? 0,
+      ...(lastEventAt !== undefined && { lastEventAt }),
+    });
   }
 
   #now(): string {
     return (this.#o.now?.() ?? new Date()).toISOString();
-  }
-}
-
-function addUsage(a: Usage, b: Usage): Usage {
-  return {
-    inputTokens: a.inputTokens + b.inputTokens,
-    cachedInputTokens: a.cachedInputTokens + b.cachedInputTokens,
-    outputTokens: a.outputTokens + b.outputTokens,
-    reasoningTokens: a.reasoningTokens + b.reasoningTokens,
-  };
-}
-
-/** The status an error leaves a session in; undefined: the session goes on. */
-function statusAfterError(code: string): SessionStatus | undefined {
-  switch (code) {
-    case "app_server_crashed":
-    case "daemon_shutdown":
-      return "interrupted";
-    case "context_cancelled":
-      return "stopped";
-    default:
-      return undefined;
   }
 }
