@@ -15,7 +15,7 @@ import type { SessionEvent } from "../provider/events.ts";
 import { planSpawn } from "../provider/codex/plan.ts";
 import { CODEX_CAPABILITIES } from "../provider/codex/provider.ts";
 import type { Spec } from "../provider/spec.ts";
-import type { Capabilities, TranscriptEntry } from "../provider/types.ts";
+import type { Capabilities, Handle, TranscriptEntry } from "../provider/types.ts";
 import type {
   ApprovalsView,
   EvaluateRequest,
@@ -35,7 +35,13 @@ import { PolicyRoutes } from "./policy-routes.ts";
 import { addUsage, sessionInfo, statusAfterError, ZERO_USAGE } from "./session-info.ts";
 import { redactSpec, secretScrubber } from "./redact.ts";
 import type { DaemonMetrics } from "./metrics.ts";
-import { ServiceUnavailable, SessionNotFound, type SessionService } from "./service.ts";
+import {
+  ApprovalAlreadyDecided,
+  ApprovalNotFound,
+  ServiceUnavailable,
+  SessionNotFound,
+  type SessionService,
+} from "./service.ts";
 import type { SessionRow, Store } from "./store.ts";
 import type { CodexSupervisor } from "./supervisor.ts";
 
@@ -57,7 +63,6 @@ export interface SessionManagerOptions {
 
 interface Live {
   handle: CodexHandle;
-  spec: Spec;
   pump: Promise<void>;
 }
 
@@ -65,8 +70,6 @@ export class SessionManager implements SessionService {
   readonly #o: SessionManagerOptions;
   readonly #policyRoutes: PolicyRoutes;
   readonly #live = new Map<string, Live>();
-  /** Real specs (with secret env values) of sessions this daemon saw, for resume without a body. */
-  readonly #specs = new Map<string, Spec>();
   readonly #startedAt = Date.now();
   /** The newest event time of each session this process pumped (see #pump). */
   readonly #lastEventAt = new Map<string, string>();
@@ -86,7 +89,6 @@ export class SessionManager implements SessionService {
     // The plan is pure: it refuses bypassPermissions here, before anything is recorded.
     const plan = planSpawn(spec, { allowBypass: this.#o.policies.allowsBypass(spec.policy) });
     const sessionId = `ses_${crypto.randomUUID().replaceAll("-", "")}`;
-    const now = this.#now();
     this.#o.store.createSession({
       id: sessionId,
       threadId: "",
@@ -94,33 +96,12 @@ export class SessionManager implements SessionService {
       policy: spec.policy,
       policyVersion: policy.version,
       status: "running",
-      createdAt: now,
+      createdAt: this.#now(),
     });
-    this.#specs.set(sessionId, spec);
-    this.#o.journal.setScrubber(sessionId, secretScrubber(spec));
-    this.#record(sessionId, { type: "system", subtype: "user_prompt", text: spec.prompt });
-    let handle: CodexHandle;
-    try {
-      handle = await provider.spawn(spec, { sessionId }) as CodexHandle;
-    } catch (error) {
-      this.#o.store.updateSession(sessionId, { status: "failed", failure: errorMessage(error) });
-      this.#record(sessionId, {
-        type: "error",
-        code: "start_failed",
-        message: errorMessage(error),
-      });
-      this.#o.journal.close(sessionId);
-      throw error instanceof ProviderUnavailable
-        ? new ServiceUnavailable(error.message, { cause: error })
-        : error;
-    }
-    this.#o.store.updateSession(sessionId, { threadId: handle.threadId });
-    this.#attach(sessionId, handle, spec);
-    return {
-      sessionId,
-      threadId: handle.threadId,
-      ignoredFields: plan.ignoredFields.map((f) => f.field),
-    };
+    return await this.#open(sessionId, spec, plan, {
+      start: () => provider.spawn(spec, { sessionId }),
+      closeOnFailure: true,
+    });
   }
 
   async resume(sessionId: string, spec: Spec): Promise<SpawnResult> {
@@ -131,7 +112,6 @@ export class SessionManager implements SessionService {
     const provider = this.#provider("resume session");
     const policy = this.#checkPolicy(spec);
     const plan = planSpawn(spec, { allowBypass: this.#o.policies.allowsBypass(spec.policy) });
-    this.#specs.set(sessionId, spec);
     this.#o.store.updateSession(sessionId, {
       status: "running",
       spec: redactSpec(spec),
@@ -140,32 +120,14 @@ export class SessionManager implements SessionService {
       failure: null,
     });
     this.#o.journal.reopen(sessionId);
-    this.#o.journal.setScrubber(sessionId, secretScrubber(spec));
-    this.#record(sessionId, { type: "system", subtype: "user_prompt", text: spec.prompt });
-    let handle: CodexHandle;
-    try {
-      handle = await provider.resume(sessionId, spec, {
-        threadId: row.threadId,
-        transcript: this.#transcript(sessionId),
-      }) as CodexHandle;
-    } catch (error) {
-      this.#o.store.updateSession(sessionId, { status: "failed", failure: errorMessage(error) });
-      this.#record(sessionId, {
-        type: "error",
-        code: "start_failed",
-        message: errorMessage(error),
-      });
-      throw error instanceof ProviderUnavailable
-        ? new ServiceUnavailable(error.message, { cause: error })
-        : error;
-    }
-    this.#o.store.updateSession(sessionId, { threadId: handle.threadId });
-    this.#attach(sessionId, handle, spec);
-    return {
-      sessionId,
-      threadId: handle.threadId,
-      ignoredFields: plan.ignoredFields.map((f) => f.field),
-    };
+    return await this.#open(sessionId, spec, plan, {
+      start: () =>
+        provider.resume(sessionId, spec, {
+          threadId: row.threadId,
+          transcript: this.#transcript(sessionId),
+        }),
+      closeOnFailure: false,
+    });
   }
 
   async send(sessionId: string, prompt: string): Promise<SendResult> {
@@ -291,13 +253,12 @@ export class SessionManager implements SessionService {
     return Promise.resolve({ decisions, pending: this.#o.bridge.pending(sessionId) });
   }
 
-  async answerApproval(sessionId: string, requestId: string, decision: "allow" | "deny") {
+  answerApproval(sessionId: string, requestId: string, decision: "allow" | "deny"): Promise<void> {
     this.#row(sessionId);
     const pending = this.#o.bridge.pending(sessionId).some((p) => p.requestId === requestId);
     if (!pending) {
       const decided = this.#o.store.eventsOfType(sessionId, "approval")
         .find((e) => (e as { requestId?: string }).requestId === requestId);
-      const { ApprovalAlreadyDecided, ApprovalNotFound } = await import("./service.ts");
       if (decided) {
         throw new ApprovalAlreadyDecided(
           requestId,
@@ -307,6 +268,7 @@ export class SessionManager implements SessionService {
       throw new ApprovalNotFound(sessionId, requestId);
     }
     this.#o.bridge.answer(requestId, decision, { by: "api" });
+    return Promise.resolve();
   }
 
   listPolicies(): Promise<PolicySummary[]> {
@@ -323,8 +285,44 @@ export class SessionManager implements SessionService {
 
   // -------------------------------------------------------------------------------------------
 
-  #attach(sessionId: string, handle: CodexHandle, spec: Spec): void {
-    const live: Live = { handle, spec, pump: Promise.resolve() };
+  /**
+   * The part spawn and resume share once the row is written: record the prompt, have the
+   * provider open the thread, and pump its events; a failure is recorded on the session.
+   */
+  async #open(
+    sessionId: string,
+    spec: Spec,
+    plan: ReturnType<typeof planSpawn>,
+    how: { start: () => Promise<Handle>; closeOnFailure: boolean },
+  ): Promise<SpawnResult> {
+    this.#o.journal.setScrubber(sessionId, secretScrubber(spec));
+    this.#record(sessionId, { type: "system", subtype: "user_prompt", text: spec.prompt });
+    let handle: CodexHandle;
+    try {
+      handle = await how.start() as CodexHandle;
+    } catch (error) {
+      this.#o.store.updateSession(sessionId, { status: "failed", failure: errorMessage(error) });
+      this.#record(sessionId, {
+        type: "error",
+        code: "start_failed",
+        message: errorMessage(error),
+      });
+      if (how.closeOnFailure) this.#o.journal.close(sessionId);
+      throw error instanceof ProviderUnavailable
+        ? new ServiceUnavailable(error.message, { cause: error })
+        : error;
+    }
+    this.#o.store.updateSession(sessionId, { threadId: handle.threadId });
+    this.#attach(sessionId, handle);
+    return {
+      sessionId,
+      threadId: handle.threadId,
+      ignoredFields: plan.ignoredFields.map((f) => f.field),
+    };
+  }
+
+  #attach(sessionId: string, handle: CodexHandle): void {
+    const live: Live = { handle, pump: Promise.resolve() };
     this.#live.set(sessionId, live);
     live.pump = this.#pump(sessionId, handle).finally(() => {
       if (this.#live.get(sessionId) === live) this.#live.delete(sessionId);
