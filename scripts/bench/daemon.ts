@@ -5,16 +5,13 @@
  * analyzer instead: as its own process (serve-fake-analyzer.ts), or inside the bench process
  * (`--daemon in-process`). The report says which one was measured.
  */
-import { readFileSync } from "node:fs";
 import { rm } from "node:fs/promises";
 import path from "node:path";
 import { CodexdClient } from "../../src/client.ts";
 import { defaultShellAnalyzer } from "../../src/approval/shell-analyzer.ts";
-import { loadConfig } from "../../src/daemon/config.ts";
-import { startDaemon } from "../../src/daemon/serve.ts";
 import type { ModelEndpoint } from "../../src/devtools/scripted-model.ts";
-import { fakeAnalyzer } from "../../test/approval/support/fake-analyzer.ts";
 import { REPO_ROOT } from "../../test/support/codex-harness.ts";
+import { startDaemonInProcess } from "../../test/support/daemon-in-process.ts";
 import { makeStateDir, startDaemonProcess } from "../../test/support/daemon-process.ts";
 import { codexPidsUnder } from "./machine.ts";
 
@@ -58,53 +55,31 @@ export async function startBenchDaemon(
   mode: DaemonMode,
 ): Promise<BenchDaemon> {
   const stateDir = makeStateDir();
-  const cleanup = async () => {
-    await rm(stateDir, { recursive: true, force: true, maxRetries: 3 });
-    await rm(`${stateDir}.jsonc`, { force: true });
-  };
-  if (mode !== "in-process") {
-    const daemon = await startDaemonProcess({
+  const started = mode === "in-process"
+    ? await startDaemonInProcess({ model, stateDir }).then((d) => ({
+      url: d.daemon.url,
+      client: d.client,
+      pid: process.pid,
+      stop: () => d.daemon.stop(),
+    }))
+    : await startDaemonProcess({
       model,
       stateDir,
       ...(mode === "subprocess-fake-analyzer" && { command: [process.execPath, FAKE_SERVE] }),
     });
-    let stopping: Promise<void> | undefined;
-    const stop = () =>
-      stopping ??= (async () => {
-        await daemon.stop();
-        await cleanup();
-      })();
-    return {
-      mode,
-      url: daemon.url,
-      client: daemon.client,
-      pid: daemon.pid,
-      codexPids: () => codexPidsUnder(daemon.pid),
-      stop,
-      [Symbol.asyncDispose]: stop,
-    };
-  }
-  const config = loadConfig({
-    args: ["--port", "0", "--state-dir", stateDir],
-    cwd: REPO_ROOT,
-    env: {},
-  });
-  config.codex.args = model.codexArgs({ requestMaxRetries: 0 });
-  config.policies.dir = path.join(REPO_ROOT, "policies");
-  const daemon = await startDaemon(config, { analyzer: fakeAnalyzer });
-  const token = readFileSync(path.join(stateDir, "token"), "utf8").trim();
   let stopping: Promise<void> | undefined;
   const stop = () =>
     stopping ??= (async () => {
-      await daemon.stop();
-      await cleanup();
+      await started.stop();
+      await rm(stateDir, { recursive: true, force: true, maxRetries: 3 });
+      await rm(`${stateDir}.jsonc`, { force: true });
     })();
   return {
     mode,
-    url: daemon.url,
-    client: new CodexdClient({ baseUrl: daemon.url, token }),
-    pid: process.pid,
-    codexPids: () => codexPidsUnder(process.pid),
+    url: started.url,
+    client: started.client,
+    pid: started.pid,
+    codexPids: () => codexPidsUnder(started.pid),
     stop,
     [Symbol.asyncDispose]: stop,
   };

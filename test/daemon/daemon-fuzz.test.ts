@@ -3,16 +3,9 @@
  * real codex, scripted model): no 5xx, well-formed errors, no secret echoed, healthy after.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { readFileSync } from "node:fs";
-import path from "node:path";
 import { z } from "zod";
-import { CodexdClient } from "../../src/client.ts";
-import { loadConfig } from "../../src/daemon/config.ts";
-import { startDaemon } from "../../src/daemon/serve.ts";
 import { type ScriptedModel, startScriptedModel, step } from "../../src/devtools/scripted-model.ts";
-import { fakeAnalyzer } from "../approval/support/fake-analyzer.ts";
-import { REPO_ROOT } from "../support/codex-harness.ts";
-import { makeStateDir } from "../support/daemon-process.ts";
+import { startDaemonInProcess } from "../support/daemon-in-process.ts";
 import { CWD, fuzzRequest, Gen, prng, SECRET } from "../support/fuzz-requests.ts";
 
 const SEED = Number(process.env.FUZZ_SEED ?? 20261123);
@@ -30,56 +23,43 @@ afterAll(async () => {
 });
 
 test(`${RUNS} random and mutated requests against the real daemon (seed ${SEED})`, async () => {
-  const stateDir = makeStateDir();
-  const config = loadConfig({
-    args: ["--port", "0", "--state-dir", stateDir],
-    cwd: REPO_ROOT,
-    env: {},
-  });
-  config.codex.args = model.codexArgs({ requestMaxRetries: 0 });
-  config.policies.dir = path.join(REPO_ROOT, "policies");
-  const daemon = await startDaemon(config, { analyzer: fakeAnalyzer });
-  try {
-    const token = readFileSync(path.join(stateDir, "token"), "utf8").trim();
-    const client = new CodexdClient({ baseUrl: daemon.url, token });
-    const { sessionId } = await client.spawn({ prompt: "a session to aim at", cwd: CWD });
-    const g = new Gen(prng(SEED));
-    const statuses = new Map<number, number>();
-    for (let i = 0; i < RUNS; i++) {
-      const { url, init, label } = fuzzRequest(g, {
-        base: daemon.url,
-        token,
-        sessionId,
-        requestId: "r-1",
-        skipShutdown: true,
-      });
-      const res = await fetch(url, init);
-      statuses.set(res.status, (statuses.get(res.status) ?? 0) + 1);
-      if (res.status >= 500) {
-        throw new Error(`run ${i}: ${res.status} for ${label}: ${await res.text()}`);
-      }
-      if (res.headers.get("content-type")?.startsWith("text/event-stream")) {
-        await res.body?.cancel();
-        continue;
-      }
-      const text = await res.text();
-      if (text.includes(SECRET)) throw new Error(`run ${i}: secret echoed by ${label}`);
-      if (res.status >= 400 && !ErrorBody.safeParse(JSON.parse(text)).success) {
-        throw new Error(`run ${i}: malformed error body for ${label}: ${text}`);
-      }
+  await using started = await startDaemonInProcess({ model });
+  const { daemon, client, token } = started;
+  const { sessionId } = await client.spawn({ prompt: "a session to aim at", cwd: CWD });
+  const g = new Gen(prng(SEED));
+  const statuses = new Map<number, number>();
+  for (let i = 0; i < RUNS; i++) {
+    const { url, init, label } = fuzzRequest(g, {
+      base: daemon.url,
+      token,
+      sessionId,
+      requestId: "r-1",
+      skipShutdown: true,
+    });
+    const res = await fetch(url, init);
+    statuses.set(res.status, (statuses.get(res.status) ?? 0) + 1);
+    if (res.status >= 500) {
+      throw new Error(`run ${i}: ${res.status} for ${label}: ${await res.text()}`);
     }
-    for (const status of [200, 201, 202, 400, 401, 404, 409]) {
-      expect(statuses.get(status) ?? 0).toBeGreaterThan(0);
+    if (res.headers.get("content-type")?.startsWith("text/event-stream")) {
+      await res.body?.cancel();
+      continue;
     }
-    expect((await client.health()).status).toBe("ok");
-    const after = await client.spawn({ prompt: "after the storm", cwd: CWD });
-    const events = [];
-    for await (const event of client.events(after.sessionId)) {
-      events.push(event);
-      if (event.type === "result" || event.type === "error") break;
+    const text = await res.text();
+    if (text.includes(SECRET)) throw new Error(`run ${i}: secret echoed by ${label}`);
+    if (res.status >= 400 && !ErrorBody.safeParse(JSON.parse(text)).success) {
+      throw new Error(`run ${i}: malformed error body for ${label}: ${text}`);
     }
-    expect(events.at(-1)).toMatchObject({ type: "result", text: "ok" });
-  } finally {
-    await daemon.stop();
   }
+  for (const status of [200, 201, 202, 400, 401, 404, 409]) {
+    expect(statuses.get(status) ?? 0).toBeGreaterThan(0);
+  }
+  expect((await client.health()).status).toBe("ok");
+  const after = await client.spawn({ prompt: "after the storm", cwd: CWD });
+  const events = [];
+  for await (const event of client.events(after.sessionId)) {
+    events.push(event);
+    if (event.type === "result" || event.type === "error") break;
+  }
+  expect(events.at(-1)).toMatchObject({ type: "result", text: "ok" });
 });

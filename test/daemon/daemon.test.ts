@@ -5,19 +5,17 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { execFile } from "node:child_process";
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync } from "node:fs";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { promisify } from "node:util";
 import path from "node:path";
 import { CodexdApiError, CodexdClient } from "../../src/client.ts";
-import { loadConfig } from "../../src/daemon/config.ts";
-import { type RunningDaemon, startDaemon } from "../../src/daemon/serve.ts";
 import type { StoredEvent } from "../../src/daemon/api-schemas.ts";
 import { type ScriptedModel, startScriptedModel, step } from "../../src/devtools/scripted-model.ts";
-import { fakeAnalyzer } from "../approval/support/fake-analyzer.ts";
 import { makeTempWorktree, REPO_ROOT, type TempWorktree } from "../support/codex-harness.ts";
 import { makeStateDir } from "../support/daemon-process.ts";
+import { startDaemonInProcess } from "../support/daemon-in-process.ts";
 
 const SECRET = "sk-test-0123456789abcdef";
 const execFileAsync = promisify(execFile);
@@ -47,18 +45,12 @@ afterAll(async () => {
   await model?.close();
 });
 
-async function start(stateDir = makeStateDir(), policiesDir = path.join(REPO_ROOT, "policies")) {
-  const config = loadConfig({
-    args: ["--port", "0", "--state-dir", stateDir],
-    cwd: REPO_ROOT,
-    env: {},
+function start(stateDir?: string, policiesDir?: string) {
+  return startDaemonInProcess({
+    model,
+    ...(stateDir !== undefined && { stateDir }),
+    ...(policiesDir !== undefined && { policiesDir }),
   });
-  config.codex.args = model.codexArgs({ requestMaxRetries: 0 });
-  config.policies.dir = policiesDir;
-  const daemon: RunningDaemon = await startDaemon(config, { analyzer: fakeAnalyzer });
-  const token = readFileSync(path.join(stateDir, "token"), "utf8").trim();
-  const client = new CodexdClient({ baseUrl: daemon.url, token });
-  return { daemon, client, stateDir, [Symbol.asyncDispose]: () => daemon.stop() };
 }
 
 async function untilTerminal(client: CodexdClient, id: string, after = 0) {
@@ -151,7 +143,7 @@ describe("the daemon in-process", () => {
     await using d = await start();
     const { sessionId } = await d.client.spawn({ prompt: "GREET", cwd: worktree.path });
     await untilTerminal(d.client, sessionId);
-    const token = readFileSync(path.join(d.stateDir, "token"), "utf8").trim();
+    const { token } = d;
     const cases: Array<[string, string, unknown, number, string?]> = [
       ["POST", "/v1/sessions", {}, 400, "prompt"],
       ["POST", "/v1/sessions", { prompt: "x" }, 400, "cwd"],

@@ -6,19 +6,19 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { spawn } from "node:child_process";
-import { chmodSync, readFileSync, writeFileSync } from "node:fs";
+import { chmodSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { CodexdApiError, CodexdClient } from "../../src/client.ts";
 import type { StoredEvent } from "../../src/daemon/api-schemas.ts";
 import { loadConfig } from "../../src/daemon/config.ts";
 import { isAlive } from "../../src/daemon/pid-ledger.ts";
-import { type DaemonDeps, type RunningDaemon, startDaemon } from "../../src/daemon/serve.ts";
+import type { DaemonDeps } from "../../src/daemon/serve.ts";
 import { Store } from "../../src/daemon/store.ts";
 import { startCodexChild } from "../../src/provider/codex/child.ts";
 import { type ScriptedModel, startScriptedModel, step } from "../../src/devtools/scripted-model.ts";
-import { fakeAnalyzer } from "../approval/support/fake-analyzer.ts";
 import { makeTempWorktree, REPO_ROOT, type TempWorktree } from "../support/codex-harness.ts";
 import { makeStateDir } from "../support/daemon-process.ts";
+import { type InProcessDaemon, startDaemonInProcess } from "../support/daemon-in-process.ts";
 import { rawSseClient } from "../../scripts/faults/raw-sse.ts";
 
 /**
@@ -57,29 +57,10 @@ afterAll(async () => {
   await model?.close();
 });
 
-interface Started extends AsyncDisposable {
-  daemon: RunningDaemon;
-  client: CodexdClient;
-  stateDir: string;
-  token: string;
-}
-
-async function start(
+function start(
   options: { stateDir?: string; bin?: string; deps?: DaemonDeps } = {},
-): Promise<Started> {
-  const stateDir = options.stateDir ?? makeStateDir();
-  const config = loadConfig({
-    args: ["--port", "0", "--state-dir", stateDir],
-    cwd: REPO_ROOT,
-    env: {},
-  });
-  config.codex.args = model.codexArgs({ requestMaxRetries: 0 });
-  if (options.bin) config.codex.bin = options.bin;
-  config.policies.dir = path.join(REPO_ROOT, "policies");
-  const daemon = await startDaemon(config, { analyzer: fakeAnalyzer, ...options.deps });
-  const token = readFileSync(path.join(stateDir, "token"), "utf8").trim();
-  const client = new CodexdClient({ baseUrl: daemon.url, token });
-  return { daemon, client, stateDir, token, [Symbol.asyncDispose]: () => daemon.stop() };
+): Promise<InProcessDaemon> {
+  return startDaemonInProcess({ model, ...options });
 }
 
 /** Events until the turn's terminal event (result or error). */
