@@ -8,6 +8,7 @@ import path from "node:path";
 import process from "node:process";
 import type { StoredEvent } from "../../src/daemon/api-schemas.ts";
 import { Store } from "../../src/daemon/store.ts";
+import { eventually } from "../../test/support/eventually.ts";
 
 /**
  * Live codex processes of one state dir: a `codex` command line whose CODEX_HOME or working
@@ -126,16 +127,10 @@ export function sequenceProblems(events: readonly StoredEvent[]): string[] {
 }
 
 /** Polls until `probe` gives a value or `limitMs` passes (then throws, naming `what`). */
-export async function waitFor<T>(
+export function waitFor<T>(
   what: string,
   probe: () => Promise<T | undefined> | T | undefined,
   limitMs = 30_000,
 ): Promise<T> {
-  const deadline = Date.now() + limitMs;
-  while (true) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`gave up waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
+  return eventually(what, probe, { limitMs, intervalMs: 50 });
 }

@@ -16,6 +16,7 @@ import { type ScriptedModel, startScriptedModel, step } from "../../src/devtools
 import { makeTempWorktree, REPO_ROOT, type TempWorktree } from "../support/codex-harness.ts";
 import { makeStateDir } from "../support/daemon-process.ts";
 import { startDaemonInProcess } from "../support/daemon-in-process.ts";
+import { eventually } from "../support/eventually.ts";
 
 const SECRET = "sk-test-0123456789abcdef";
 const execFileAsync = promisify(execFile);
@@ -213,11 +214,10 @@ describe("the daemon in-process", () => {
     });
     // A runner discovers held approvals by asking; the request is registered a moment after
     // codex announces the command, so ask until it shows (no event comes while it is held).
-    let pending: Awaited<ReturnType<CodexdClient["approvals"]>>["pending"] = [];
-    for (let attempt = 0; attempt < 500 && pending.length === 0; attempt++) {
-      if (attempt > 0) await new Promise((resolve) => setTimeout(resolve, 10));
-      pending = (await d.client.approvals(sessionId)).pending;
-    }
+    const pending = await eventually("the held approval", async () => {
+      const held = (await d.client.approvals(sessionId)).pending;
+      return held.length > 0 ? held : undefined;
+    }, { limitMs: 5_000, intervalMs: 10 });
     expect(pending).toHaveLength(1);
     expect(pending[0]).toMatchObject({ ruleId: "ask-touch", request: { kind: "command" } });
     expect(existsSync(path.join(worktree.path, "asked-marker.txt"))).toBe(false);

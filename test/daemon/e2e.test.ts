@@ -13,6 +13,7 @@ import { isAlive } from "../../src/daemon/pid-ledger.ts";
 import { resolveCodexBinary } from "../../src/provider/codex/binary.ts";
 import { makeTempWorktree, REPO_ROOT, type TempWorktree } from "../support/codex-harness.ts";
 import { makeStateDir, startDaemonProcess } from "../support/daemon-process.ts";
+import { eventually } from "../support/eventually.ts";
 
 let model: ScriptedModel;
 let worktree: TempWorktree;
@@ -212,15 +213,19 @@ describe("codexd over HTTP", () => {
 
     write("    - { id: no-deploy, prefix: [make, deploy] }\n");
     daemon.child.kill("SIGHUP");
-    await until(async () => (await version()) !== first);
+    await eventually("the reloaded version", async () => (await version()) !== first || undefined, {
+      limitMs: 5_000,
+      intervalMs: 10,
+    });
     expect(await judge()).toBe("deny");
     const second = await version();
 
     writeFileSync(fleet, "version: 1\nname: fleet-a\ndefault: [not, a, decision]\n");
     daemon.child.kill("SIGHUP");
-    await until(() =>
-      daemon.stderr().includes("policies reloaded") &&
-      daemon.stderr().split("policies reloaded").length > 2
+    await eventually(
+      "the second reload",
+      () => daemon.stderr().split("policies reloaded").length > 2 || undefined,
+      { limitMs: 5_000, intervalMs: 10 },
     );
     expect(await version()).toBe(second);
     expect(await judge()).toBe("deny");
@@ -247,12 +252,3 @@ describe("codexd over HTTP", () => {
     expect(events.at(-1)).toMatchObject({ type: "result", text: "hello, runner" });
   });
 });
-
-/** Polls `check` (each poll is an HTTP round trip or a cheap read) until it holds. */
-async function until(check: () => boolean | Promise<boolean>): Promise<void> {
-  for (let i = 0; i < 500; i++) {
-    if (await check()) return;
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-  throw new Error("condition not reached after 500 polls");
-}

@@ -19,6 +19,7 @@ import { type ScriptedModel, startScriptedModel, step } from "../../src/devtools
 import { makeTempWorktree, REPO_ROOT, type TempWorktree } from "../support/codex-harness.ts";
 import { makeStateDir } from "../support/daemon-process.ts";
 import { type InProcessDaemon, startDaemonInProcess } from "../support/daemon-in-process.ts";
+import { eventually } from "../support/eventually.ts";
 import { rawSseClient } from "../../scripts/faults/raw-sse.ts";
 
 /**
@@ -89,20 +90,6 @@ async function readUntil(
 }
 
 /** Polls `probe` until it returns a value; fails after `limitMs` (a bound, not an assertion). */
-async function eventually<T>(
-  what: string,
-  probe: () => Promise<T | undefined> | T | undefined,
-  limitMs = 20_000,
-): Promise<T> {
-  const deadline = Date.now() + limitMs;
-  while (true) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`gave up waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
-}
-
 async function apiError(promise: Promise<unknown>): Promise<CodexdApiError> {
   const error = await promise.then(() => undefined, (e: unknown) => e);
   expect(error).toBeInstanceOf(CodexdApiError);
