@@ -10,13 +10,13 @@ import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { promisify } from "node:util";
 import path from "node:path";
-import { CodexdApiError, CodexdClient } from "../../src/client.ts";
 import type { StoredEvent } from "../../src/daemon/api-schemas.ts";
 import { type ScriptedModel, startScriptedModel, step } from "../../src/devtools/scripted-model.ts";
 import { makeTempWorktree, REPO_ROOT, type TempWorktree } from "../support/codex-harness.ts";
 import { makeStateDir } from "../support/daemon-process.ts";
 import { startDaemonInProcess } from "../support/daemon-in-process.ts";
 import { eventually } from "../support/eventually.ts";
+import { apiError, untilTerminal } from "../support/session-events.ts";
 
 const SECRET = "sk-test-0123456789abcdef";
 const execFileAsync = promisify(execFile);
@@ -52,21 +52,6 @@ function start(stateDir?: string, policiesDir?: string) {
     ...(stateDir !== undefined && { stateDir }),
     ...(policiesDir !== undefined && { policiesDir }),
   });
-}
-
-async function untilTerminal(client: CodexdClient, id: string, after = 0) {
-  const events: StoredEvent[] = [];
-  for await (const event of client.events(id, { after })) {
-    events.push(event);
-    if (event.type === "result" || event.type === "error") break;
-  }
-  return events;
-}
-
-async function apiError(promise: Promise<unknown>): Promise<CodexdApiError> {
-  const error = await promise.then(() => undefined, (e: unknown) => e);
-  expect(error).toBeInstanceOf(CodexdApiError);
-  return error as CodexdApiError;
 }
 
 describe("the daemon in-process", () => {

@@ -14,6 +14,7 @@ import { resolveCodexBinary } from "../../src/provider/codex/binary.ts";
 import { makeTempWorktree, REPO_ROOT, type TempWorktree } from "../support/codex-harness.ts";
 import { makeStateDir, startDaemonProcess } from "../support/daemon-process.ts";
 import { eventually } from "../support/eventually.ts";
+import { untilTerminal } from "../support/session-events.ts";
 
 let model: ScriptedModel;
 let worktree: TempWorktree;
@@ -32,23 +33,6 @@ afterAll(async () => {
   await model?.close();
 });
 
-/** Reads the session's SSE stream until `count` terminal events arrived. */
-async function untilTerminals(
-  client: Awaited<ReturnType<typeof startDaemonProcess>>["client"],
-  sessionId: string,
-  count: number,
-  after = 0,
-): Promise<StoredEvent[]> {
-  const events: StoredEvent[] = [];
-  let terminals = 0;
-  for await (const event of client.events(sessionId, { after })) {
-    events.push(event);
-    if (event.type === "result" || event.type === "error") terminals++;
-    if (terminals >= count) break;
-  }
-  return events;
-}
-
 describe("codexd over HTTP", () => {
   test("spawn, stream to the result, follow up, replay from Last-Event-ID", async () => {
     await using daemon = await startDaemonProcess({ model });
@@ -57,14 +41,14 @@ describe("codexd over HTTP", () => {
     expect(isAlive(health.codex.pid!)).toBe(true);
 
     const spawned = await daemon.client.spawn({ prompt: "GREET me", cwd: worktree.path });
-    const first = await untilTerminals(daemon.client, spawned.sessionId, 1);
+    const first = await untilTerminal(daemon.client, spawned.sessionId);
     expect(first.at(-1)).toMatchObject({ type: "result", text: "hello, runner" });
     expect(first.map((e) => e.seq)).toEqual(first.map((_, i) => i + 1)); // contiguous from 1
 
     const turn = await daemon.client.send(spawned.sessionId, "GREET again");
     expect(turn.queued).toBe(false);
     const lastSeq = first.at(-1)!.seq;
-    const second = await untilTerminals(daemon.client, spawned.sessionId, 1, lastSeq);
+    const second = await untilTerminal(daemon.client, spawned.sessionId, lastSeq);
     expect(second[0]!.seq).toBe(lastSeq + 1);
     expect(second.at(-1)).toMatchObject({ type: "result", turnId: turn.turnId });
 
@@ -88,7 +72,7 @@ describe("codexd over HTTP", () => {
         prompt: "GREET the-walrus-fact",
         cwd: worktree.path,
       }));
-      await untilTerminals(daemon.client, sessionId, 1);
+      await untilTerminal(daemon.client, sessionId);
       before = await daemon.client.storedEvents(sessionId, {});
       expect(await daemon.stop()).toBe(0);
     }
@@ -99,7 +83,7 @@ describe("codexd over HTTP", () => {
     expect(replayed.slice(0, before.length)).toEqual(before);
     const requests = model.requests.length;
     await again.client.resume(sessionId, { prompt: "GREET: what fact?", cwd: worktree.path });
-    const after = await untilTerminals(again.client, sessionId, 1, replayed.at(-1)!.seq);
+    const after = await untilTerminal(again.client, sessionId, replayed.at(-1)!.seq);
     expect(after.at(-1)).toMatchObject({ type: "result" });
     const request = model.requests.slice(requests).find((r) =>
       r.facts?.latestUserText.includes("what fact")
@@ -123,7 +107,7 @@ describe("codexd over HTTP", () => {
     expect(isAlive(codexPid)).toBe(false);
     expect((await again.client.get(sessionId)).status).toBe("interrupted");
     await again.client.resume(sessionId, { prompt: "GREET after the crash", cwd: worktree.path });
-    const events = await untilTerminals(again.client, sessionId, 1);
+    const events = await untilTerminal(again.client, sessionId);
     expect(events.filter((e) => e.type === "result").at(-1)).toMatchObject({
       text: "hello, runner",
     });
@@ -184,7 +168,7 @@ describe("codexd over HTTP", () => {
       "strict",
     ]);
     const { sessionId } = await daemon.client.spawn({ prompt: "GREET binary", cwd: worktree.path });
-    const events = await untilTerminals(daemon.client, sessionId, 1);
+    const events = await untilTerminal(daemon.client, sessionId);
     expect(events.at(-1)).toMatchObject({ type: "result", text: "hello, runner" });
     expect(await daemon.stop()).toBe(0);
     expect(existsSync(marker)).toBe(false);
@@ -248,7 +232,7 @@ describe("codexd over HTTP", () => {
       expect.objectContaining({ type: "error", code: "daemon_shutdown" }),
     ]);
     await again.client.resume(sessionId, { prompt: "GREET again", cwd: worktree.path });
-    const events = await untilTerminals(again.client, sessionId, 1, stored.at(-1)!.seq);
+    const events = await untilTerminal(again.client, sessionId, stored.at(-1)!.seq);
     expect(events.at(-1)).toMatchObject({ type: "result", text: "hello, runner" });
   });
 });

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { spawn } from "node:child_process";
 import { chmodSync, writeFileSync } from "node:fs";
 import path from "node:path";
-import { CodexdApiError, CodexdClient } from "../../src/client.ts";
+import type { CodexdClient } from "../../src/client.ts";
 import type { StoredEvent } from "../../src/daemon/api-schemas.ts";
 import { loadConfig } from "../../src/daemon/config.ts";
 import { isAlive } from "../../src/daemon/pid-ledger.ts";
@@ -20,6 +20,7 @@ import { makeTempWorktree, REPO_ROOT, type TempWorktree } from "../support/codex
 import { makeStateDir } from "../support/daemon-process.ts";
 import { type InProcessDaemon, startDaemonInProcess } from "../support/daemon-in-process.ts";
 import { eventually } from "../support/eventually.ts";
+import { apiError, untilTerminal } from "../support/session-events.ts";
 import { rawSseClient } from "../../scripts/faults/raw-sse.ts";
 
 /**
@@ -64,16 +65,6 @@ function start(
   return startDaemonInProcess({ model, ...options });
 }
 
-/** Events until the turn's terminal event (result or error). */
-async function untilTerminal(client: CodexdClient, id: string, after = 0) {
-  const events: StoredEvent[] = [];
-  for await (const event of client.events(id, { after })) {
-    events.push(event);
-    if (event.type === "result" || event.type === "error") break;
-  }
-  return events;
-}
-
 /** Events until one satisfies `until` (inclusive). */
 async function readUntil(
   client: CodexdClient,
@@ -87,13 +78,6 @@ async function readUntil(
     if (until(event)) break;
   }
   return events;
-}
-
-/** Polls `probe` until it returns a value; fails after `limitMs` (a bound, not an assertion). */
-async function apiError(promise: Promise<unknown>): Promise<CodexdApiError> {
-  const error = await promise.then(() => undefined, (e: unknown) => e);
-  expect(error).toBeInstanceOf(CodexdApiError);
-  return error as CodexdApiError;
 }
 
 /** Seqs 1..n without a gap or a repeat, and exactly one terminal event per prompt. */

@@ -1,0 +1,25 @@
+/** Reading a session the way a runner does: its event stream, and the API's errors. */
+import { expect } from "bun:test";
+import { CodexdApiError, type CodexdClient } from "../../src/client.ts";
+import type { StoredEvent } from "../../src/daemon/api-schemas.ts";
+
+/** The session's events after `after`, up to and including the next terminal event. */
+export async function untilTerminal(
+  client: CodexdClient,
+  sessionId: string,
+  after = 0,
+): Promise<StoredEvent[]> {
+  const events: StoredEvent[] = [];
+  for await (const event of client.events(sessionId, { after })) {
+    events.push(event);
+    if (event.type === "result" || event.type === "error") break;
+  }
+  return events;
+}
+
+/** The CodexdApiError a call fails with (the assertion fails if it succeeds or throws else). */
+export async function apiError(promise: Promise<unknown>): Promise<CodexdApiError> {
+  const error = await promise.then(() => undefined, (e: unknown) => e);
+  expect(error).toBeInstanceOf(CodexdApiError);
+  return error as CodexdApiError;
+}
