@@ -13,6 +13,7 @@ import type { CompiledPolicy } from "../src/approval/compiled-policy.ts";
 import { evaluate } from "../src/approval/engine.ts";
 import { loadPolicies } from "../src/approval/policy-loader.ts";
 import { defaultShellAnalyzer } from "../src/approval/shell-analyzer.ts";
+import { adversarialPolicy } from "../test/approval/support/policies.ts";
 import { loadCorpus, wrappings } from "../test/corpus/cases.ts";
 
 export interface PolicyBenchResult {
@@ -46,18 +47,6 @@ function policyFrom(name: string, text: string, analyzer: ShellAnalyzer): Compil
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
-}
-
-function adversarialPolicy(maxCommandLength?: number): string {
-  const rules = Array.from(
-    { length: 500 },
-    (_, i) =>
-      `    - { id: r${i}, regex: '${
-        i % 2 ? `host${i}\\.example\\.(com|net)` : `[a-z]{3}${i}(x|y)+z`
-      }' }`,
-  ).join("\n");
-  const limit = maxCommandLength === undefined ? "" : `maxCommandLength: ${maxCommandLength}\n`;
-  return `version: 1\nname: adversarial\ndefault: allow\n${limit}commands:\n  deny:\n${rules}\n`;
 }
 
 function worstOf(runs: number, fn: () => void): number {

@@ -8,6 +8,7 @@ import { join } from "node:path";
 import { cachingAnalyzer } from "../../src/approval/analyzer.ts";
 import { ApprovalBridge } from "../../src/approval/bridge.ts";
 import type { ApprovalContext } from "../../src/provider/types.ts";
+import { adversarialPolicy } from "./support/policies.ts";
 import { storeWith } from "./support/store.ts";
 import { testAnalyzer } from "./support/test-analyzer.ts";
 import { readFileSync } from "node:fs";
@@ -55,18 +56,6 @@ describe("performance", () => {
     expect(perSecond).toBeGreaterThan(30_000);
   });
 
-  const adversarialPolicy = (max?: number) => {
-    const rules = Array.from(
-      { length: 500 },
-      (_, i) =>
-        `    - { id: r${i}, regex: '${
-          i % 2 ? `host${i}\\.example\\.(com|net)` : `[a-z]{3}${i}(x|y)+z`
-        }' }`,
-    ).join("\n");
-    return `version: 1\nname: adversarial\ndefault: allow\n${
-      max ? `maxCommandLength: ${max}\n` : ""
-    }commands:\n  deny:\n${rules}\n`;
-  };
   const timed = (bridge: ApprovalBridge, command: string) => {
     let best = Infinity;
     let verdict;

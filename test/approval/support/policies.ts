@@ -51,3 +51,19 @@ export class ManualClock {
     for (const t of due) t.fn();
   }
 }
+
+/**
+ * A policy of 500 regex deny rules (half of them with alternations), for the worst case a
+ * command can meet; `maxCommandLength` raises the policy's limit so long commands are parsed.
+ */
+export function adversarialPolicy(maxCommandLength?: number): string {
+  const rules = Array.from(
+    { length: 500 },
+    (_, i) =>
+      `    - { id: r${i}, regex: '${
+        i % 2 ? `host${i}\\.example\\.(com|net)` : `[a-z]{3}${i}(x|y)+z`
+      }' }`,
+  ).join("\n");
+  const limit = maxCommandLength === undefined ? "" : `maxCommandLength: ${maxCommandLength}\n`;
+  return `version: 1\nname: adversarial\ndefault: allow\n${limit}commands:\n  deny:\n${rules}\n`;
+}
