@@ -5,13 +5,12 @@
  */
 import { createHash, randomBytes } from "node:crypto";
 import { chmodSync, existsSync, readFileSync, statSync, writeFileSync } from "node:fs";
-import { homedir } from "node:os";
 import path from "node:path";
 import { parseArgs } from "node:util";
 import { findNodeAtLocation, type ParseError, parseTree, printParseErrorCode } from "jsonc-parser";
 import { z } from "zod";
 import { CodexdError } from "../errors.ts";
-import { isUnderTempDir } from "../provider/codex/codex-home.ts";
+import { codexHomeRoot } from "../provider/codex/codex-home.ts";
 import { McpServer } from "../provider/spec.ts";
 
 export const DEFAULT_PORT = 7420;
@@ -220,11 +219,9 @@ function defaultCodexHome(
   notes: string[],
 ): string {
   const preferred = path.join(stateDir, "codex-home");
-  if (!isUnderTempDir(preferred)) return preferred;
-  const cache = env.XDG_CACHE_HOME || path.join(homedir(), ".cache");
   const id = createHash("sha256").update(stateDir).digest("hex").slice(0, 16);
-  const home = path.join(cache, "codexd", "codex-homes", id);
-  notes.push(`state dir is in the temp folder; CODEX_HOME is ${home}`);
+  const home = codexHomeRoot(preferred, path.join("codex-homes", id), env);
+  if (home !== preferred) notes.push(`state dir is in the temp folder; CODEX_HOME is ${home}`);
   return home;
 }
 

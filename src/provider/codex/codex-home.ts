@@ -19,11 +19,15 @@ export function isUnderTempDir(dir: string): boolean {
 }
 
 /**
- * `preferred` unless it sits in the temp folder, else a folder under the user's cache
- * (`$XDG_CACHE_HOME` or `~/.cache`) named by `name`.
+ * `preferred` unless it sits in the temp folder, else `codexd/<name>` under the user's cache
+ * (`$XDG_CACHE_HOME` or `~/.cache`).
  */
-export function codexHomeRoot(preferred: string, name: string): string {
+export function codexHomeRoot(
+  preferred: string,
+  name: string,
+  env: Readonly<Record<string, string | undefined>> = process.env,
+): string {
   if (!isUnderTempDir(preferred)) return preferred;
-  const cache = process.env.XDG_CACHE_HOME || path.join(homedir(), ".cache");
+  const cache = env.XDG_CACHE_HOME || path.join(homedir(), ".cache");
   return path.join(cache, "codexd", name);
 }
