@@ -27,6 +27,10 @@ export interface LineReaderOptions {
   signal?: AbortSignal;
 }
 
+function droppedLine(text: string): DroppedLine {
+  return { length: text.length, head: text.slice(0, KEPT), tail: text.slice(-KEPT) };
+}
+
 /** Yields each complete line (without the newline); a final unterminated line is yielded too. */
 export async function* readLines(
   readable: ReadableStream<Uint8Array>,
@@ -43,7 +47,8 @@ export async function* readLines(
   let dropped: DroppedLine | undefined;
   const skip = (text: string) => {
     dropped!.length += text.length;
-    dropped!.tail = (dropped!.tail + text).slice(-KEPT);
+    // Only the end of a chunk can reach the tail: never copy a whole multi-MiB chunk for it.
+    dropped!.tail = (dropped!.tail + text.slice(-KEPT)).slice(-KEPT);
   };
   const finishDropped = () => {
     options.onOversize?.(dropped!);
@@ -66,13 +71,8 @@ export async function* readLines(
             ? partial + text.slice(start, newline)
             : text.slice(start, newline);
           partial = "";
-          if (line.length > max) {
-            options.onOversize?.({
-              length: line.length,
-              head: line.slice(0, KEPT),
-              tail: line.slice(-KEPT),
-            });
-          } else lines.push(line);
+          if (line.length > max) options.onOversize?.(droppedLine(line));
+          else lines.push(line);
         }
         start = newline + 1;
         newline = text.indexOf("\n", start);
@@ -82,11 +82,7 @@ export async function* readLines(
         else {
           partial += text.slice(start);
           if (partial.length > max) {
-            dropped = {
-              length: partial.length,
-              head: partial.slice(0, KEPT),
-              tail: partial.slice(-KEPT),
-            };
+            dropped = droppedLine(partial);
             partial = "";
           }
         }
