@@ -3,14 +3,12 @@
  * real codex, scripted model): no 5xx, well-formed errors, no secret echoed, healthy after.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { z } from "zod";
 import { type ScriptedModel, startScriptedModel, step } from "../../src/devtools/scripted-model.ts";
 import { startDaemonInProcess } from "../support/daemon-in-process.ts";
-import { CWD, fuzzRequest, Gen, prng, SECRET } from "../support/fuzz-requests.ts";
+import { checkFuzzResponse, CWD, fuzzRequest, Gen, prng } from "../support/fuzz-requests.ts";
 
 const SEED = Number(process.env.FUZZ_SEED ?? 20261123);
 const RUNS = 2000;
-const ErrorBody = z.object({ error: z.object({ code: z.string(), message: z.string() }) });
 
 let model: ScriptedModel;
 beforeAll(async () => {
@@ -37,19 +35,7 @@ test(`${RUNS} random and mutated requests against the real daemon (seed ${SEED})
       skipShutdown: true,
     });
     const res = await fetch(url, init);
-    statuses.set(res.status, (statuses.get(res.status) ?? 0) + 1);
-    if (res.status >= 500) {
-      throw new Error(`run ${i}: ${res.status} for ${label}: ${await res.text()}`);
-    }
-    if (res.headers.get("content-type")?.startsWith("text/event-stream")) {
-      await res.body?.cancel();
-      continue;
-    }
-    const text = await res.text();
-    if (text.includes(SECRET)) throw new Error(`run ${i}: secret echoed by ${label}`);
-    if (res.status >= 400 && !ErrorBody.safeParse(JSON.parse(text)).success) {
-      throw new Error(`run ${i}: malformed error body for ${label}: ${text}`);
-    }
+    await checkFuzzResponse(res, statuses, i, label);
   }
   for (const status of [200, 201, 202, 400, 401, 404, 409]) {
     expect(statuses.get(status) ?? 0).toBeGreaterThan(0);

@@ -6,7 +6,14 @@
 import { describe, expect, test } from "bun:test";
 import { createApp } from "../../src/daemon/app.ts";
 import { FakeService } from "./fake-service.ts";
-import { CWD, fuzzRequest, Gen, prng, SECRET, VALID_BODIES } from "../support/fuzz-requests.ts";
+import {
+  checkFuzzResponse,
+  CWD,
+  fuzzRequest,
+  Gen,
+  prng,
+  VALID_BODIES,
+} from "../support/fuzz-requests.ts";
 
 const SEED = Number(process.env.FUZZ_SEED ?? 20261122);
 const RUNS = 2500;
@@ -45,22 +52,7 @@ describe("fuzz", () => {
         requestId: "r-1",
       });
       const res = await app.request(url, init);
-      statuses.set(res.status, (statuses.get(res.status) ?? 0) + 1);
-      if (res.status >= 500) {
-        throw new Error(`run ${i}: ${res.status} for ${label}: ${await res.text()}`);
-      }
-      if (res.headers.get("content-type")?.startsWith("text/event-stream")) {
-        await res.body?.cancel();
-        continue;
-      }
-      const text = await res.text();
-      if (text.includes(SECRET)) throw new Error(`run ${i}: secret echoed by ${label}`);
-      if (res.status >= 400) {
-        const parsed = JSON.parse(text);
-        if (typeof parsed?.error?.code !== "string" || typeof parsed.error.message !== "string") {
-          throw new Error(`run ${i}: malformed error body for ${label}: ${text}`);
-        }
-      }
+      await checkFuzzResponse(res, statuses, i, label);
       // Keep sessions around to aim at.
       if (service.sessions.get("s-1")?.info.status === "stopped") {
         await service.resume("s-1", VALID_BODIES.spec() as never);

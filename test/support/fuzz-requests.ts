@@ -5,6 +5,7 @@
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { z } from "zod";
 
 /** An existing folder that specs may name as cwd. */
 export const CWD = mkdtempSync(join(tmpdir(), "codexd-fuzz-"));
@@ -239,4 +240,31 @@ export function fuzzRequest(
     init: { method, headers, body },
     label: `${method} ${url} ${body?.slice(0, 120)}`,
   };
+}
+
+const ErrorBody = z.object({ error: z.object({ code: z.string(), message: z.string() }) });
+
+/**
+ * What every fuzzed answer must satisfy: no 5xx, no secret echoed, and an error body of the
+ * documented shape. Counts the status in `statuses`; throws naming the run and the request.
+ */
+export async function checkFuzzResponse(
+  res: Response,
+  statuses: Map<number, number>,
+  run: number,
+  label: string,
+): Promise<void> {
+  statuses.set(res.status, (statuses.get(res.status) ?? 0) + 1);
+  if (res.status >= 500) {
+    throw new Error(`run ${run}: ${res.status} for ${label}: ${await res.text()}`);
+  }
+  if (res.headers.get("content-type")?.startsWith("text/event-stream")) {
+    await res.body?.cancel();
+    return;
+  }
+  const text = await res.text();
+  if (text.includes(SECRET)) throw new Error(`run ${run}: secret echoed by ${label}`);
+  if (res.status >= 400 && !ErrorBody.safeParse(JSON.parse(text)).success) {
+    throw new Error(`run ${run}: malformed error body for ${label}: ${text}`);
+  }
 }
