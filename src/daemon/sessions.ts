@@ -389,8 +389,15 @@ export class SessionManager implements SessionService {
 
   /** Prompts and final answers, for re-seeding a thread codex could not resume. */
   #transcript(sessionId: string): TranscriptEntry[] {
+    // Only prompts and results: read through the type index, not every streamed delta.
+    const store = this.#o.store;
+    const events = [
+      ...store.eventsOfType(sessionId, "system"),
+      ...store.eventsOfType(sessionId, "result"),
+    ]
+      .sort((a, b) => a.seq - b.seq);
     const entries: TranscriptEntry[] = [];
-    for (const event of this.#o.store.eventsAfter(sessionId, 0)) {
+    for (const event of events) {
       const e = event as SessionEvent;
       if (e.type === "system" && e.subtype === "user_prompt" && typeof e.text === "string") {
         entries.push({ role: "user", text: e.text });
