@@ -51,8 +51,9 @@ export interface SessionService {
   stop(sessionId: string): Promise<void>;
   /**
    * Replay of the stored events after `options.after`, then live ones. Ends when the session
-   * stops, when `options.signal` aborts, or when the reader falls too far behind (bounded buffer;
-   * the client reconnects with Last-Event-ID). @throws SessionNotFound (on first `next()`)
+   * stops or when `options.signal` aborts; a reader that falls behind is served from the
+   * database, so memory stays bounded and nothing is skipped. @throws SessionNotFound (on first
+   * `next()`)
    */
   events(sessionId: string, options: EventsOptions): AsyncIterable<StoredEvent>;
   storedEvents(sessionId: string, options: StoredEventsOptions): Promise<StoredEvent[]>;

@@ -1,7 +1,7 @@
 /**
  * Server-sent events over a pull-based ReadableStream: the next event is read from the source
- * only when the client has taken the previous one, so a slow client backs up into the service's
- * bounded buffer (which drops it) instead of into memory here.
+ * only when the client has taken the previous one, so a slow client backs up into the journal's
+ * bounded buffer (which then reads it from the database instead) rather than into memory here.
  */
 import type { StoredEvent } from "./api-schemas.ts";
 import { eventJson } from "./event-json.ts";
