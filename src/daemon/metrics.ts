@@ -1,3 +1,5 @@
+import { unhandledNotifications } from "../provider/codex/event-map.ts";
+
 /**
  * A small Prometheus registry (text exposition format 0.0.4): counters, gauges and histograms
  * with labels, plus the daemon's own metric set. Small enough not to need a dependency.
@@ -128,6 +130,11 @@ export class Histogram extends Metric {
 
 export class MetricsRegistry {
   readonly #metrics = new Map<string, Metric>();
+  readonly #collectors: Array<() => void> = [];
+  /** Runs before each render: copies values kept elsewhere into their metrics. */
+  collect(collector: () => void): void {
+    this.#collectors.push(collector);
+  }
   #register<M extends Metric>(metric: M): M {
     if (this.#metrics.has(metric.name)) throw new Error(`Metric ${metric.name} already exists`);
     this.#metrics.set(metric.name, metric);
@@ -150,6 +157,7 @@ export class MetricsRegistry {
     );
   }
   render(): string {
+    for (const collector of this.#collectors) collector();
     return [...this.#metrics.values()].map((m) => m.render()).join("\n") + "\n";
   }
 }
@@ -168,13 +176,30 @@ export interface DaemonMetrics {
   /** Approval decisions. Labels: decision, source. */
   approvals: Counter;
   codexRestarts: Counter;
+  /**
+   * Notifications codex sent a session that codexd did not journal, read from the provider's
+   * tally at each scrape. Labels: method, reason (`unknown` method, `invalid` params).
+   */
+  codexNotificationsUnhandled: Counter;
   /** Labels: method, route, status. */
   requestSeconds: Histogram;
 }
 
 export function createDaemonMetrics(): DaemonMetrics {
   const registry = new MetricsRegistry();
+  const codexNotificationsUnhandled = registry.counter(
+    "codexd_codex_notifications_unhandled_total",
+    "codex notifications to sessions that codexd did not journal, by method and reason",
+    ["method", "reason"],
+  );
+  registry.collect(() => {
+    codexNotificationsUnhandled.reset();
+    for (const { method, reason, count } of unhandledNotifications.entries()) {
+      codexNotificationsUnhandled.inc({ method, reason }, count);
+    }
+  });
   return {
+    codexNotificationsUnhandled,
     registry,
     sessions: registry.gauge("codexd_sessions", "Sessions by status", ["status"]),
     turns: registry.counter("codexd_turns_total", "Turns ended, by outcome", ["kind"]),

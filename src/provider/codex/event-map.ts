@@ -7,10 +7,26 @@ import type { EventBody, Usage } from "../events.ts";
 import { type FileChangeItem, NotificationParams, ThreadItem, Turn } from "./notifications.ts";
 import type { z } from "zod";
 
+/** An MCP tool call codex started: the tool-approval elicitation that may follow names neither. */
+export interface McpToolCallInfo {
+  id: string;
+  turnId: string;
+  server: string;
+  tool: string;
+  arguments?: unknown;
+}
+
 export interface MappedNotification {
   events: EventBody[];
-  /** A fileChange item started: the bridge needs its paths when the approval request comes. */
+  /**
+   * A fileChange item started, or codex updated its patch: the bridge needs its paths when the
+   * approval request comes (an update adds to the paths already known, never replaces them).
+   */
   fileChange?: FileChangeItem;
+  /** An MCP tool call started: the approval request that may follow is matched against it. */
+  mcpToolCallStarted?: McpToolCallInfo;
+  /** An MCP tool call ended (its item id). */
+  mcpToolCallEnded?: string;
   /** The turn ended; the handle turns this into the terminal event. */
   turnCompleted?: z.infer<typeof Turn>;
   /** Cumulative thread usage reported by codex. */
@@ -102,9 +118,148 @@ export function mapNotification(method: string, params: unknown): MappedNotifica
       const w = p as z.infer<(typeof NotificationParams)["warning"]>;
       return { events: [{ type: "system", subtype: "codex_warning", message: w.message }] };
     }
+    case "guardianWarning": {
+      const w = p as z.infer<(typeof NotificationParams)["guardianWarning"]>;
+      return {
+        events: [{
+          type: "system",
+          subtype: "codex_warning",
+          source: "guardian",
+          message: w.message,
+        }],
+      };
+    }
+    case "item/commandExecution/terminalInteraction": {
+      // Text typed into a running terminal: codex sends no approval request for it, so this is
+      // the only record of what was typed.
+      const t = p as z.infer<
+        (typeof NotificationParams)["item/commandExecution/terminalInteraction"]
+      >;
+      return {
+        events: [{
+          type: "system",
+          subtype: "terminal_input",
+          turnId: t.turnId,
+          itemId: t.itemId,
+          processId: t.processId,
+          text: t.stdin,
+        }],
+      };
+    }
+    case "item/fileChange/patchUpdated": {
+      const u = p as z.infer<(typeof NotificationParams)["item/fileChange/patchUpdated"]>;
+      const item: FileChangeItem = {
+        type: "fileChange",
+        id: u.itemId,
+        changes: u.changes,
+        status: "inProgress",
+      };
+      return {
+        events: [{
+          type: "system",
+          subtype: "patch_updated",
+          turnId: u.turnId,
+          itemId: u.itemId,
+          changes: describeChanges(item),
+        }],
+        fileChange: item,
+      };
+    }
+    case "item/autoApprovalReview/started":
+    case "item/autoApprovalReview/completed": {
+      const r = p as z.infer<(typeof NotificationParams)["item/autoApprovalReview/completed"]>;
+      return {
+        events: [{
+          type: "system",
+          subtype: "auto_review",
+          turnId: r.turnId,
+          phase: method === "item/autoApprovalReview/started" ? "started" : "completed",
+          reviewId: r.reviewId,
+          ...(r.targetItemId != null && { targetItemId: r.targetItemId }),
+          status: r.review.status,
+          ...(r.review.riskLevel != null && { riskLevel: r.review.riskLevel }),
+          ...(r.review.userAuthorization != null &&
+            { userAuthorization: r.review.userAuthorization }),
+          ...(r.review.rationale != null && { rationale: r.review.rationale }),
+          ...(r.decisionSource != null && { decisionSource: r.decisionSource }),
+          action: r.action,
+        }],
+      };
+    }
+    case "autoApprovalReview/strictReviewRequired": {
+      const r = p as z.infer<
+        (typeof NotificationParams)["autoApprovalReview/strictReviewRequired"]
+      >;
+      return {
+        events: [{
+          type: "system",
+          subtype: "auto_review",
+          turnId: r.turnId,
+          phase: "strict_review_required",
+        }],
+      };
+    }
+    case "model/rerouted": {
+      const r = p as z.infer<(typeof NotificationParams)["model/rerouted"]>;
+      return {
+        events: [{
+          type: "system",
+          subtype: "model_rerouted",
+          turnId: r.turnId,
+          fromModel: r.fromModel,
+          toModel: r.toModel,
+          reason: r.reason,
+        }],
+      };
+    }
   }
   return NONE;
 }
+
+/**
+ * `system` subtypes that record what codex did or decided on its own (typed input, patch edits,
+ * an internal reviewer's verdict, a model switch). They are kept even when they arrive after
+ * codexd ended the turn: that is when an unseen action matters most.
+ */
+export const SECURITY_SUBTYPES: ReadonlySet<string> = new Set([
+  "terminal_input",
+  "patch_updated",
+  "auto_review",
+  "model_rerouted",
+]);
+
+/** Labels past this many distinct methods are counted under `other` (a bounded label set). */
+const MAX_TALLIED_METHODS = 200;
+
+/**
+ * Notifications codexd received for a session but did not turn into events, per method and
+ * reason (`unknown`: a method codexd does not map; `invalid`: a mapped method whose params did not
+ * parse). Process-wide; `/metrics` reads it (metrics.ts).
+ */
+export class NotificationTally {
+  readonly #counts = new Map<string, { method: string; reason: string; count: number }>();
+
+  count(method: string, reason: "unknown" | "invalid"): void {
+    let key = `${reason} ${method}`;
+    if (!this.#counts.has(key) && this.#counts.size >= MAX_TALLIED_METHODS) {
+      key = `${reason} other`;
+      method = "other";
+    }
+    const entry = this.#counts.get(key);
+    if (entry) entry.count++;
+    else this.#counts.set(key, { method, reason, count: 1 });
+  }
+
+  entries(): Array<{ method: string; reason: string; count: number }> {
+    return [...this.#counts.values()].map((e) => ({ ...e }));
+  }
+
+  reset(): void {
+    this.#counts.clear();
+  }
+}
+
+export const unhandledNotifications = new NotificationTally();
 
 function itemStarted(turnId: string, item: ThreadItem): MappedNotification {
   switch (item.type) {
@@ -138,6 +293,13 @@ function itemStarted(turnId: string, item: ThreadItem): MappedNotification {
           name: `mcp:${item.server}/${item.tool}`,
           input: item.arguments,
         }],
+        mcpToolCallStarted: {
+          id: item.id,
+          turnId,
+          server: item.server,
+          tool: item.tool,
+          ...(item.arguments !== undefined && { arguments: item.arguments }),
+        },
       };
     case "webSearch":
       return {
@@ -185,6 +347,7 @@ function itemCompleted(turnId: string, item: ThreadItem): MappedNotification {
       };
     case "mcpToolCall":
       return {
+        mcpToolCallEnded: item.id,
         events: [{
           type: "tool.result",
           turnId,

@@ -12,7 +12,14 @@ import type { ErrorCode, EventBody, SessionEvent, Usage } from "../events.ts";
 import { EventStream } from "../event-stream.ts";
 import type { Spec } from "../spec.ts";
 import type { ApprovalVerdict, Approver, Handle, InjectReceipt, SendReceipt } from "../types.ts";
-import { mapNotification, terminalEvent, usageDelta } from "./event-map.ts";
+import {
+  mapNotification,
+  type McpToolCallInfo,
+  SECURITY_SUBTYPES,
+  terminalEvent,
+  unhandledNotifications,
+  usageDelta,
+} from "./event-map.ts";
 import type { FileChangeItem } from "./notifications.ts";
 import { planTurn, textInput } from "./plan.ts";
 import { planServerRequest } from "./server-requests.ts";
@@ -67,6 +74,8 @@ export class CodexHandle implements Handle {
   readonly #options: HandleOptions;
   readonly #stream = new EventStream<SessionEvent>();
   readonly #fileChanges = new Map<string, FileChangeItem>();
+  /** MCP tool calls started and not yet completed, by item id (see server-requests.ts). */
+  readonly #mcpToolCalls = new Map<string, McpToolCallInfo>();
   readonly #queue: string[] = [];
   #active: ActiveTurn | undefined;
   #totalUsage: Usage | undefined;
@@ -289,6 +298,9 @@ export class CodexHandle implements Handle {
     turn.finished = true;
     turn.deadline?.cancel();
     if (turn.id) this.#markFinished(turn.id);
+    for (const [id, call] of this.#mcpToolCalls) {
+      if (call.turnId === turn.id) this.#mcpToolCalls.delete(id);
+    }
     // Unblock anyone waiting on the id (inject/interrupt) even if it never came.
     turn.resolveStarted(turn.id ?? "");
     this.emit(
@@ -312,12 +324,20 @@ export class CodexHandle implements Handle {
     if (this.#closing) return; // stopping or crashed: the session's last word is already said
     if (method === DROPPED_MESSAGE) return this.#onDroppedMessage(params);
     const mapped = mapNotification(method, params);
-    if (mapped.unknown) this.stats.unknownNotifications++;
+    if (mapped.unknown) {
+      this.stats.unknownNotifications++;
+      unhandledNotifications.count(method, "unknown");
+    }
     if (mapped.invalid) {
       this.stats.invalidNotifications++;
+      unhandledNotifications.count(method, "invalid");
       this.#options.log?.("invalid notification", { detail: mapped.invalid });
     }
-    if (mapped.fileChange) this.#fileChanges.set(mapped.fileChange.id, mapped.fileChange);
+    if (mapped.fileChange) this.#rememberFileChange(mapped.fileChange);
+    if (mapped.mcpToolCallStarted) {
+      this.#mcpToolCalls.set(mapped.mcpToolCallStarted.id, mapped.mcpToolCallStarted);
+    }
+    if (mapped.mcpToolCallEnded) this.#mcpToolCalls.delete(mapped.mcpToolCallEnded);
     if (mapped.totalUsage) this.#totalUsage = mapped.totalUsage;
     const turn = this.#active;
     for (const event of mapped.events) {
@@ -328,8 +348,12 @@ export class CodexHandle implements Handle {
         this.#turnIdKnown(turn, event.turnId);
       }
       // A turn that already got its terminal event (a deadline, or an interrupt racing its
-      // completion) says nothing more: codex's late deltas and items for it are dropped.
-      if (event.turnId && this.#finishedTurns.has(event.turnId)) continue;
+      // completion) says nothing more: codex's late deltas and items for it are dropped. What
+      // codex did on its own meanwhile (typed input, a reviewer's verdict) is still recorded.
+      if (
+        event.turnId && this.#finishedTurns.has(event.turnId) &&
+        !(event.type === "system" && SECURITY_SUBTYPES.has(event.subtype))
+      ) continue;
       if (event.type === "message" && turn) turn.lastMessage = event.text;
       this.emit(event);
     }
@@ -346,10 +370,30 @@ export class CodexHandle implements Handle {
     }
   }
 
+  /**
+   * A file-change item's paths for the approval to come. A patch update adds its changes to the
+   * ones already known: the request is judged on every path the item ever named.
+   */
+  #rememberFileChange(item: FileChangeItem): void {
+    const known = this.#fileChanges.get(item.id);
+    if (!known) {
+      this.#fileChanges.set(item.id, item);
+      return;
+    }
+    const key = (c: FileChangeItem["changes"][number]) =>
+      JSON.stringify([c.path, c.kind.type, c.kind.move_path ?? null]);
+    const seen = new Set(known.changes.map(key));
+    this.#fileChanges.set(item.id, {
+      ...known,
+      changes: [...known.changes, ...item.changes.filter((c) => !seen.has(key(c)))],
+    });
+  }
+
   async onServerRequest(method: string, params: unknown): Promise<unknown> {
     const plan = planServerRequest(method, params, {
       worktree: this.#spec.cwd,
       fileChanges: this.#fileChanges,
+      mcpToolCalls: this.#mcpToolCalls,
     });
     if (plan.kind === "refuse") {
       this.emit({
@@ -371,7 +415,8 @@ export class CodexHandle implements Handle {
     }
     const requestId = `apr_${Date.now().toString(36)}_${(++requestCounter).toString(36)}`;
     const started = performance.now();
-    const verdict: ApprovalVerdict = await this.#approver.decide(plan.request, {
+    // A request codexd cannot judge (an MCP tool it cannot name) is declined without asking.
+    const verdict: ApprovalVerdict = plan.decided ?? await this.#approver.decide(plan.request, {
       requestId,
       sessionId: this.sessionId,
       threadId: this.#threadId,

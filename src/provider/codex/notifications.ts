@@ -23,7 +23,7 @@ export const Turn = z.looseObject({
   error: TurnError.nullish(),
 });
 
-const FileUpdateChange = z.looseObject({
+export const FileUpdateChange = z.looseObject({
   path: z.string(),
   kind: z.looseObject({
     type: z.enum(["add", "delete", "update"]),
@@ -79,6 +79,24 @@ const ThreadScoped = { threadId: z.string() };
 const TurnScoped = { threadId: z.string(), turnId: z.string() };
 
 /**
+ * `item/autoApprovalReview/*`: a reviewer inside codex (auto_review, guardian) judged an action
+ * without asking codexd. Marked unstable by codex, so only the fields worth journaling are read
+ * and the action is kept loose.
+ */
+const AutoReview = z.object({
+  ...TurnScoped,
+  reviewId: z.string(),
+  targetItemId: z.string().nullish(),
+  review: z.looseObject({
+    status: z.string(),
+    riskLevel: z.string().nullish(),
+    userAuthorization: z.string().nullish(),
+    rationale: z.string().nullish(),
+  }),
+  action: z.looseObject({ type: z.string() }),
+});
+
+/**
  * Notification params by method. The outer objects strip what codexd does not read (cheaper than
  * copying every unknown key of every streamed delta); nested items stay loose where a later
  * schema reads more of them.
@@ -109,6 +127,31 @@ export const NotificationParams = {
   }),
   "error": z.object({ ...TurnScoped, error: TurnError, willRetry: z.boolean() }),
   "warning": z.object({ ...ThreadScoped, message: z.string() }),
+  // What codex reports about security, journaled as `system` events (see event-map.ts).
+  "item/commandExecution/terminalInteraction": z.object({
+    ...TurnScoped,
+    itemId: z.string(),
+    processId: z.string(),
+    stdin: z.string(),
+  }),
+  "item/fileChange/patchUpdated": z.object({
+    ...TurnScoped,
+    itemId: z.string(),
+    changes: z.array(FileUpdateChange),
+  }),
+  "item/autoApprovalReview/started": AutoReview,
+  "item/autoApprovalReview/completed": AutoReview.extend({
+    decisionSource: z.string().nullish(),
+    completedAtMs: z.number().nullish(),
+  }),
+  "autoApprovalReview/strictReviewRequired": z.object({ ...TurnScoped }),
+  "guardianWarning": z.object({ ...ThreadScoped, message: z.string() }),
+  "model/rerouted": z.object({
+    ...TurnScoped,
+    fromModel: z.string(),
+    toModel: z.string(),
+    reason: z.string(),
+  }),
 } as const;
 
 export type MappedMethod = keyof typeof NotificationParams;

@@ -193,6 +193,37 @@ export const PROTOCOL_USAGE: ProtocolUsage = {
       params: [...TURN_SCOPED, "error.message", "error.codexErrorInfo", "willRetry"],
     },
     { method: "thread/status/changed", params: ["threadId", "status"] },
+    // What codex reports about security (event-map.ts journals them as `system` events).
+    {
+      method: "item/commandExecution/terminalInteraction",
+      params: [...TURN_SCOPED, "itemId", "processId", "stdin"],
+    },
+    {
+      method: "item/fileChange/patchUpdated",
+      params: [
+        ...TURN_SCOPED,
+        "itemId",
+        "changes[].path",
+        { path: "changes[].kind.type", values: ["add", "delete", "update"] },
+        "changes[].kind.move_path",
+      ],
+    },
+    ...["item/autoApprovalReview/started", "item/autoApprovalReview/completed"].map((method) => ({
+      method,
+      params: [
+        ...TURN_SCOPED,
+        "reviewId",
+        "targetItemId",
+        "review.status",
+        "review.riskLevel",
+        "review.userAuthorization",
+        "review.rationale",
+        "action.type",
+      ],
+    })),
+    { method: "autoApprovalReview/strictReviewRequired", params: TURN_SCOPED },
+    { method: "guardianWarning", params: ["threadId", "message"] },
+    { method: "model/rerouted", params: [...TURN_SCOPED, "fromModel", "toModel", "reason"] },
     { method: "serverRequest/resolved", params: ["threadId", "requestId"] },
   ],
 

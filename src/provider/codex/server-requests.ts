@@ -4,8 +4,8 @@
  * request gets an immediate refusal in the shape its method expects. Nothing is left unanswered.
  */
 import { z } from "zod";
-import type { ApprovalRequest } from "../types.ts";
-import { fileChangePaths } from "./event-map.ts";
+import type { ApprovalRequest, ApprovalVerdict } from "../types.ts";
+import { fileChangePaths, type McpToolCallInfo } from "./event-map.ts";
 import type { FileChangeItem } from "./notifications.ts";
 
 export type ServerRequestPlan =
@@ -15,6 +15,8 @@ export type ServerRequestPlan =
     turnId?: string;
     itemId?: string;
     reply: (decision: "allow" | "deny") => unknown;
+    /** Decided here, without the bridge: a request codexd cannot judge is declined. */
+    decided?: ApprovalVerdict;
   }
   | { kind: "refuse"; result: unknown; reason: string }
   | { kind: "error"; code: number; message: string };
@@ -57,6 +59,7 @@ const ElicitationMeta = z.looseObject({
   codex_approval_kind: z.literal("mcp_tool_call"),
   tool_name: z.string().optional(),
   tool: z.string().optional(),
+  tool_params: z.unknown().optional(),
 });
 
 const commandReply = (d: "allow" | "deny") => ({ decision: d === "allow" ? "accept" : "decline" });
@@ -71,6 +74,12 @@ export interface ServerRequestContext {
   worktree: string;
   /** File-change items seen in `item/started`, by item id (the approval carries no paths). */
   fileChanges: ReadonlyMap<string, FileChangeItem>;
+  /**
+   * MCP tool calls started (`item/started`) and not yet completed, by item id. The tool-approval
+   * elicitation names no item and, before codex 0.169, no tool: the call it is about is the
+   * thread's running call on the same server.
+   */
+  mcpToolCalls?: ReadonlyMap<string, McpToolCallInfo>;
 }
 
 export function planServerRequest(
@@ -137,16 +146,34 @@ export function planServerRequest(
           reason: "codexd answers no MCP elicitation but tool-call approvals",
         };
       }
-      return {
-        kind: "approval",
-        ...(p.data.turnId ? { turnId: p.data.turnId } : {}),
+      const d = p.data;
+      const call = mcpToolCallOf(
+        context,
+        d.serverName,
+        d.turnId,
+        meta.data.tool_name ?? meta.data.tool,
+      );
+      const plan = {
+        kind: "approval" as const,
+        ...(d.turnId ? { turnId: d.turnId } : {}),
+        ...("id" in call && { itemId: call.id }),
         request: {
-          kind: "mcpTool",
-          server: p.data.serverName,
-          tool: meta.data.tool_name ?? meta.data.tool ?? "",
-          arguments: p.data._meta,
+          kind: "mcpTool" as const,
+          server: d.serverName,
+          tool: "id" in call ? call.tool : "",
+          arguments: "id" in call ? call.arguments : meta.data.tool_params,
         },
         reply: elicitationReply,
+      };
+      if ("id" in call) return plan;
+      return {
+        ...plan,
+        decided: {
+          decision: "deny",
+          source: "builtin",
+          ruleId: "mcp-unknown-tool",
+          reason: call.why,
+        },
       };
     }
     case "item/tool/requestUserInput":
@@ -170,6 +197,40 @@ export function planServerRequest(
     default:
       return { kind: "error", code: -32601, message: `codexd does not handle ${method}` };
   }
+}
+
+/**
+ * The MCP tool call an approval elicitation is about: the running `mcpToolCall` item of the same
+ * server (and turn, when codex names it). The tool name in `_meta` only chooses between several
+ * running calls and must agree with the item; it is never trusted alone. Without exactly one
+ * such call the tool is unknown and the request is declined: a per-tool rule cannot be judged,
+ * and a server-wide allow must not stand in for it.
+ */
+function mcpToolCallOf(
+  context: ServerRequestContext,
+  server: string,
+  turnId: string | null | undefined,
+  metaTool: string | undefined,
+): McpToolCallInfo | { why: string } {
+  const running = [...(context.mcpToolCalls?.values() ?? [])]
+    .filter((c) => c.server === server && (!turnId || c.turnId === turnId));
+  const named = metaTool === undefined ? running : running.filter((c) => c.tool === metaTool);
+  const tools = new Set(named.map((c) => c.tool));
+  if (tools.size === 1) return named[0]!;
+  const tool = metaTool === undefined ? "" : ` ${JSON.stringify(metaTool)}`;
+  if (running.length === 0) {
+    return { why: `MCP tool approval for server ${server}: no call of its tools is running` };
+  }
+  if (tools.size === 0) {
+    return {
+      why: `MCP tool approval for server ${server}: tool${tool} is not the running call's (` +
+        [...new Set(running.map((c) => c.tool))].join(", ") + ")",
+    };
+  }
+  return {
+    why: `MCP tool approval for server ${server}: several of its tools run (` +
+      [...tools].join(", ") + "); the request does not say which",
+  };
 }
 
 /** Params codexd cannot read are refused in the method's own shape, so the turn goes on. */
