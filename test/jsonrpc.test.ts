@@ -1,14 +1,8 @@
 import { describe, expect, test } from "bun:test";
-import {
-  ConnectionClosed,
-  RequestAborted,
-  RequestTimeout,
-  RpcError,
-  WriteFailed,
-} from "../src/errors.ts";
+import { ConnectionClosed, RequestAborted, RequestTimeout, RpcError } from "../src/errors.ts";
 import { DROPPED_MESSAGE } from "../src/provider/codex/messages.ts";
 import { JsonRpcConnection } from "../src/provider/codex/jsonrpc.ts";
-import { isTransient, type RetryPolicy, withRetry } from "../src/provider/codex/retry.ts";
+import type { RetryPolicy } from "../src/provider/codex/retry.ts";
 import { connectFakePeer } from "./support/fake-peer.ts";
 
 /** Retries that never wait on the wall clock; records the delays asked for. */
@@ -17,6 +11,7 @@ function instantRetry(delays: number[] = []): RetryPolicy {
     attempts: 3,
     delaysMs: [1000, 2000, 4000],
     jitter: 0.2,
+    maxElapsedMs: 60_000,
     random: () => 0.5, // no jitter
     sleep: (ms) => {
       delays.push(ms);
@@ -163,62 +158,104 @@ describe("timeouts and aborts", () => {
 });
 
 describe("retries", () => {
-  test.each([
-    ["server overloaded -32001 is retried", new RpcError("m", -32001, "overloaded"), true],
-    ["internal error -32603 is retried", new RpcError("m", -32603, "x"), true],
-    ["timeout is retried", new RequestTimeout("m", 10), true],
-    ["write failure is retried", new WriteFailed("m", new Error("EPIPE")), true],
-    ["method not found -32601 is not retried", new RpcError("m", -32601, "x"), false],
-    ["parse error -32700 is not retried", new RpcError("m", -32700, "x"), false],
-    ["invalid request -32600 is not retried", new RpcError("m", -32600, "x"), false],
-    ["abort is not retried", new RequestAborted("m"), false],
-    ["closed is not retried", new ConnectionClosed("gone"), false],
-  ])("%s", async (_name, error, transient) => {
-    expect(isTransient(error)).toBe(transient);
-    let attempts = 0;
-    const delays: number[] = [];
-    const result = await withRetry(() => {
-      attempts++;
-      return Promise.reject(error);
-    }, instantRetry(delays)).catch((e) => e);
-    expect(result).toBe(error);
-    expect(attempts).toBe(transient ? 3 : 1);
-    expect(delays).toEqual(transient ? [1000, 2000] : []);
-  });
-
+  // The policy itself is tested in test/provider/retry.test.ts; here, the connection's use of it.
   test("requestWithRetry succeeds on the third attempt after two overloads", async () => {
-    const { connection, peer } = connectFakePeer({ retry: instantRetry() });
-    let calls = 0;
-    peer.autoRespond = () => undefined;
+    const delays: number[] = [];
+    const retried: string[] = [];
+    const { connection, peer } = connectFakePeer({
+      retry: instantRetry(delays),
+      onRetry: (info) => retried.push(info.method),
+    });
     const answer = connection.requestWithRetry("thread/start", {});
     for (let i = 0; i < 3; i++) {
       const r = await peer.next((m) => m.method === "thread/start");
-      calls++;
       await peer.send(
         i < 2
-          ? { id: r.id, error: { code: -32001, message: "Server overloaded" } }
+          ? { id: r.id, error: { code: -32001, message: "Server overloaded; retry later." } }
           : { id: r.id, result: "ok" },
       );
     }
     expect(await answer).toBe("ok");
-    expect(calls).toBe(3);
+    expect(delays).toEqual([1000, 2000]);
+    expect(retried).toEqual(["thread/start", "thread/start"]);
+    expect(connection.stats.retries).toBe(2);
+    expect(connection.pendingCount).toBe(0);
   });
 
-  test("jitter stays within ±20 % and an abort during the wait ends the retries", async () => {
-    const delays: number[] = [];
-    await withRetry(() => Promise.reject(new RequestTimeout("m", 1)), {
-      ...instantRetry(delays),
-      random: () => 1,
-    }).catch(() => {});
-    expect(delays).toEqual([1200, 2400]);
+  test("request sends once: a -32001 reaches the caller", async () => {
+    const { connection, peer } = connectFakePeer({ retry: instantRetry() });
+    const answer = connection.request("thread/start", {});
+    const r = await peer.next();
+    await peer.send({ id: r.id, error: { code: -32001, message: "overloaded" } });
+    expect(await answer.catch((e) => e)).toMatchObject({ code: -32001 });
+    expect(connection.stats.retries).toBe(0);
+  });
+
+  test.each([
+    ["turn/start", false],
+    ["thread/start", false],
+    ["config/read", true],
+  ])("a timed-out %s is sent again: %p", async (method, resent) => {
+    const { connection, peer } = connectFakePeer({ retry: instantRetry(), defaultTimeoutMs: 5 });
+    const error = await connection.requestWithRetry(method, {}).catch((e) => e);
+    expect(error).toBeInstanceOf(RequestTimeout);
+    // instantRetry allows 3 attempts.
+    for (let i = 0; i < (resent ? 3 : 1); i++) await peer.next((m) => m.method === method);
+    expect(peer.received.filter((m) => m.method === method)).toEqual([]);
+    expect(connection.stats.retries).toBe(resent ? 2 : 0);
+  });
+
+  test("a caller's timeoutMs bounds the whole call, waits included", async () => {
+    let clock = 0;
+    const { connection, peer } = connectFakePeer({
+      retry: {
+        ...instantRetry(),
+        now: () => clock,
+        sleep: (ms) => {
+          clock += ms;
+          return Promise.resolve();
+        },
+      },
+    });
+    const answer = connection.requestWithRetry("thread/start", {}, { timeoutMs: 1500 });
+    const r = await peer.next();
+    await peer.send({ id: r.id, error: { code: -32001, message: "overloaded" } });
+    // The retry after 1000 ms fits in 1500 ms; the one after another 2000 ms does not.
+    const again = await peer.next();
+    await peer.send({ id: again.id, error: { code: -32001, message: "overloaded" } });
+    expect(await answer.catch((e) => e)).toMatchObject({ code: -32001 });
+    expect(connection.stats.retries).toBe(1);
+  });
+
+  test("the connection closing during the wait ends the call at once with ConnectionClosed", async () => {
+    const { connection, peer } = connectFakePeer({
+      retry: { ...instantRetry(), delaysMs: [3_600_000], sleep: undefined, maxElapsedMs: Infinity },
+      onRetry: () => queueMicrotask(() => void connection.stop()),
+    });
+    const answer = connection.requestWithRetry("thread/start", {});
+    const r = await peer.next();
+    await peer.send({ id: r.id, error: { code: -32001, message: "overloaded" } });
+    expect(await answer.catch((e) => e)).toBeInstanceOf(ConnectionClosed);
+    expect(peer.received.filter((m) => m.method === "thread/start")).toEqual([]);
+  });
+
+  test("an abort during the wait ends the call with RequestAborted and sends nothing more", async () => {
     const controller = new AbortController();
-    const error = await withRetry(
-      () => Promise.reject(new RequestTimeout("m", 1)),
-      { attempts: 3, delaysMs: [60_000], jitter: 0 },
-      controller.signal,
-      () => controller.abort(),
-    ).catch((e) => e);
-    expect(error).toBeInstanceOf(RequestAborted);
+    const { connection, peer } = connectFakePeer({
+      retry: {
+        ...instantRetry(),
+        sleep: (_ms, signal) =>
+          new Promise((_resolve, reject) => {
+            signal?.addEventListener("abort", () => reject(signal.reason), { once: true });
+            controller.abort();
+          }),
+      },
+    });
+    const answer = connection.requestWithRetry("thread/start", {}, { signal: controller.signal });
+    const r = await peer.next();
+    await peer.send({ id: r.id, error: { code: -32001, message: "overloaded" } });
+    expect(await answer.catch((e) => e)).toBeInstanceOf(RequestAborted);
+    expect(peer.received.filter((m) => m.method === "thread/start")).toEqual([]);
   });
 });
 

@@ -181,6 +181,8 @@ export interface DaemonMetrics {
    * tally at each scrape. Labels: method, reason (`unknown` method, `invalid` params).
    */
   codexNotificationsUnhandled: Counter;
+  /** Requests to codex sent again after codex refused them as transient. Labels: method. */
+  rpcRetries: Counter;
   /** Labels: method, route, status. */
   requestSeconds: Histogram;
 }
@@ -214,6 +216,11 @@ export function createDaemonMetrics(): DaemonMetrics {
       ["decision", "source"],
     ),
     codexRestarts: registry.counter("codexd_codex_restarts_total", "codex app-server restarts"),
+    rpcRetries: registry.counter(
+      "codexd_rpc_retries_total",
+      "JSON-RPC requests to codex retried after a transient refusal (-32001), by method",
+      ["method"],
+    ),
     requestSeconds: registry.histogram(
       "codexd_http_request_duration_seconds",
       "HTTP request latency by route",

@@ -21,6 +21,7 @@ import { defaultShellAnalyzer } from "../approval/shell-analyzer.ts";
 import { embeddedAssets } from "../assets.ts";
 import { errorMessage } from "../errors.ts";
 import { startCodexChild } from "../provider/codex/child.ts";
+import type { RetryPolicy } from "../provider/codex/retry.ts";
 import { checkProtocolDrift, generateSchema } from "../provider/codex/drift.ts";
 import { resolveCodexBinary } from "../provider/codex/binary.ts";
 import { CodexProvider } from "../provider/codex/provider.ts";
@@ -95,6 +96,8 @@ export interface DaemonDeps {
   backoff?: BackoffPolicy;
   /** Live events buffered per SSE reader before it falls back to the database (default 1024). */
   journalBufferLimit?: number;
+  /** Retries of requests codex refused as transient (default 1 s, 2 s, 4 s; see retry.ts). */
+  rpcRetry?: RetryPolicy;
 }
 
 /** stderr lines kept from a codex child that failed to start, for health. */
@@ -146,6 +149,8 @@ export async function startDaemon(
         extraArgs: config.codex.args,
         extraEnv: config.codex.env,
         searchFrom: [process.cwd()],
+        ...(deps.rpcRetry && { retry: deps.rpcRetry }),
+        onRetry: ({ method }) => metrics.rpcRetries.inc({ method }),
         log: (level, message, data) => level !== "debug" && log(level, message, data),
         logger: {
           stderr: (line) => {

@@ -3,6 +3,8 @@
  * correlation, notification routing by thread, server requests, and an orderly close.
  *
  * - Every request ends by its response, its timeout, its AbortSignal, or the connection closing.
+ * - `requestWithRetry` sends a request again when codex refused it as transient (retry.ts);
+ *   `request` sends it once.
  * - Notifications whose `params.threadId` has a subscriber go to it; the rest to global listeners.
  * - Server requests go to one handler; its result (or thrown RpcError) is the response. With no
  *   handler they are answered -32601 at once, so codex never waits on us.
@@ -28,7 +30,13 @@ import {
   type IncomingResponse,
   type RequestId,
 } from "./messages.ts";
-import { DEFAULT_RETRY, type RetryPolicy, withRetry } from "./retry.ts";
+import {
+  abortableSleep,
+  DEFAULT_RETRY,
+  type RetryInfo,
+  type RetryPolicy,
+  withRetry,
+} from "./retry.ts";
 
 // Reading a dropped line's owner from its ends. Top-level members come first in codex's messages
 // (`{"id":…,"method":…,"params":…}`), and JSON escapes every quote inside a string, so a quoted
@@ -48,7 +56,10 @@ export interface JsonRpcOptions {
   maxLineLength?: number;
   /** Applies to requests that give no `timeoutMs`; 0 or Infinity disables it. */
   defaultTimeoutMs?: number;
+  /** For `requestWithRetry` (default `DEFAULT_RETRY`). */
   retry?: RetryPolicy;
+  /** Called before each retry's wait (metrics count these by method). */
+  onRetry?: (info: RetryInfo) => void;
   log?: Logger;
 }
 
@@ -76,6 +87,7 @@ export interface ConnectionStats {
   parseErrors: number;
   droppedLines: number;
   unknownResponses: number;
+  retries: number;
 }
 
 export class JsonRpcConnection implements AsyncDisposable {
@@ -96,6 +108,7 @@ export class JsonRpcConnection implements AsyncDisposable {
     parseErrors: 0,
     droppedLines: 0,
     unknownResponses: 0,
+    retries: 0,
   };
 
   constructor(
@@ -154,23 +167,66 @@ export class JsonRpcConnection implements AsyncDisposable {
     });
   }
 
-  /** `request` with retries of transient failures (see retry.ts). */
+  /**
+   * `request`, sent again while codex refuses it as transient (see retry.ts for what is retried).
+   * `timeoutMs` bounds the whole call, waits included; `signal` and the connection closing end
+   * the waits too.
+   */
   requestWithRetry<T = unknown>(
     method: string,
     params?: unknown,
     options: RequestOptions & { retry?: RetryPolicy } = {},
   ): Promise<T> {
+    const { retry, timeoutMs, signal } = options;
+    const policy = retry ?? this.#options.retry ?? DEFAULT_RETRY;
+    const sleep = policy.sleep ?? abortableSleep;
     return withRetry(
-      () => this.request<T>(method, params, options),
-      options.retry ?? this.#options.retry ?? DEFAULT_RETRY,
-      options.signal,
-      (error, attempt, delayMs) =>
-        this.#log("warn", `${method} failed; retrying`, {
-          attempt,
-          delayMs,
-          error: errorMessage(error),
+      (remainingMs) =>
+        this.request<T>(method, params, {
+          ...(signal && { signal }),
+          ...(remainingMs !== undefined ? { timeoutMs: remainingMs } : timeoutMs !== undefined &&
+            { timeoutMs }),
         }),
+      { ...policy, sleep: (ms) => this.#sleepWhileOpen(method, ms, sleep, signal) },
+      {
+        method,
+        ...(signal && { signal }),
+        ...(timeoutMs !== undefined && { timeoutMs }),
+        onRetry: (info) => {
+          this.stats.retries++;
+          this.#log("warn", `${method} failed; retrying`, {
+            attempt: info.attempt,
+            delayMs: info.delayMs,
+            error: errorMessage(info.error),
+          });
+          this.#options.onRetry?.(info);
+        },
+      },
     );
+  }
+
+  /** A retry's wait, cut short by `signal` or by the connection closing (then ConnectionClosed). */
+  #sleepWhileOpen(
+    method: string,
+    ms: number,
+    sleep: NonNullable<RetryPolicy["sleep"]>,
+    signal: AbortSignal | undefined,
+  ): Promise<void> {
+    const wake = new AbortController();
+    const onAbort = () => wake.abort(signal?.reason);
+    signal?.addEventListener("abort", onAbort, { once: true });
+    if (signal?.aborted) onAbort();
+    const offClose = this.onClose((cause) =>
+      wake.abort(
+        cause instanceof ConnectionClosed
+          ? cause
+          : new ConnectionClosed(`${method}: the connection closed: ${cause.message}`, cause),
+      )
+    );
+    return sleep(ms, wake.signal).finally(() => {
+      offClose();
+      signal?.removeEventListener("abort", onAbort);
+    });
   }
 
   notify(method: string, params?: unknown): Promise<void> {
