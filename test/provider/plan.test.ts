@@ -2,11 +2,19 @@ import { describe, expect, test } from "bun:test";
 import { tmpdir } from "node:os";
 import { InvalidInput } from "../../src/errors.ts";
 import { Spec, type SpecInput } from "../../src/provider/spec.ts";
+import path from "node:path";
 import {
   codexPermissions,
+  COMMAND_ENV_EXCLUDED,
+  COMMAND_ENV_INHERITED,
+  commandEnvPolicy,
   mcpBatchWrite,
+  PINNED_FEATURES,
+  pinnedConfig,
   planSpawn,
+  planThread,
   SPEC_FIELD_HANDLING,
+  untrustedProjects,
 } from "../../src/provider/codex/plan.ts";
 
 const cwd = tmpdir();
@@ -63,12 +71,14 @@ describe("planSpawn", () => {
     );
   });
 
-  test("optional fields that are absent are not sent at all", () => {
+  test("optional fields that are absent are not sent at all; the pinned settings always are", () => {
     const plan = planSpawn(spec());
     expect(plan.threadStart).toEqual({
       cwd,
       approvalPolicy: "untrusted",
+      approvalsReviewer: "user",
       sandbox: "workspace-write",
+      config: pinnedConfig(cwd, undefined),
     });
     expect(plan.firstTurn).toEqual({ input: [{ type: "text", text: "hello", text_elements: [] }] });
     expect(plan.mcpConfigEdit).toBeUndefined();
@@ -80,9 +90,65 @@ describe("planSpawn", () => {
       env: { API_TOKEN: "secret" },
     }));
     expect(plan.threadStart.config).toEqual({
+      projects: untrustedProjects(cwd),
+      shell_environment_policy: {
+        inherit: "all",
+        ignore_default_excludes: false,
+        exclude: ["OPENAI_*", "CODEX_*"],
+        set: { API_TOKEN: "secret" },
+        include_only: [...COMMAND_ENV_INHERITED, "API_TOKEN"],
+      },
+      features: { unified_exec: true, write_stdin_approval: true, tool_call_mcp_elicitation: true },
       "mcp_servers.docs": { command: "node", args: ["srv.js"], env: { K: "v" } },
-      "shell_environment_policy.set": { API_TOKEN: "secret" },
     });
+  });
+
+  test("thread/resume overrides carry the same pins as thread/start", () => {
+    const input = spec({ env: { A: "1" }, sandbox: "read-only" });
+    const resume = planThread(input, { cwdAliases: ["/real/wt"] });
+    expect(resume.approvalsReviewer).toBe("user");
+    expect(resume.config.features).toEqual({ ...PINNED_FEATURES });
+    expect(resume.config.shell_environment_policy).toEqual(commandEnvPolicy({ A: "1" }));
+    expect(resume.config.projects).toEqual(untrustedProjects(cwd, ["/real/wt"]));
+  });
+});
+
+describe("pinned codex settings", () => {
+  test("the worktree, every folder above it and each alias are untrusted", () => {
+    const projects = untrustedProjects("/work/wt-1/sub", ["/mnt/real/wt-1/sub"]);
+    expect(Object.keys(projects).sort()).toEqual([
+      "/",
+      "/mnt",
+      "/mnt/real",
+      "/mnt/real/wt-1",
+      "/mnt/real/wt-1/sub",
+      "/work",
+      "/work/wt-1",
+      "/work/wt-1/sub",
+    ]);
+    expect(new Set(Object.values(projects).map((p) => p.trust_level))).toEqual(
+      new Set(["untrusted"]),
+    );
+    // A relative or dotted spelling is resolved first.
+    expect(Object.keys(untrustedProjects("/a/b/../c"))).toEqual(["/a/c", "/a", "/"]);
+    expect(Object.keys(untrustedProjects("rel"))[0]).toBe(path.resolve("rel"));
+  });
+
+  test("commands inherit only the allow-list plus the spec's names; OPENAI_*/CODEX_* never", () => {
+    const policy = commandEnvPolicy({ NPM_TOKEN: "t", "bad name": "x" });
+    expect(policy.inherit).toBe("all");
+    expect(policy.ignore_default_excludes).toBe(false);
+    expect(policy.exclude).toEqual([...COMMAND_ENV_EXCLUDED]);
+    expect(policy.set).toEqual({ NPM_TOKEN: "t", "bad name": "x" });
+    // A name that is not a plain identifier is set but never let through the final filter.
+    expect(policy.include_only).toEqual([...COMMAND_ENV_INHERITED, "NPM_TOKEN"]);
+    for (const name of ["PATH", "HOME", "LANG", "LC_*", "TERM", "TMPDIR", "USER", "TZ"]) {
+      expect(COMMAND_ENV_INHERITED).toContain(name);
+    }
+    for (const pattern of COMMAND_ENV_INHERITED) {
+      expect(pattern).not.toMatch(/OPENAI|CODEX|KEY|TOKEN|SECRET/i);
+    }
+    expect(commandEnvPolicy().set).toEqual({});
   });
 
   test("daemon-wide MCP servers become one config/batchWrite replacing mcp_servers", () => {

@@ -4,9 +4,14 @@
  * reports each missing method, field or value by name, with a suggestion when a near name exists:
  *
  *   turn/start params: field "reasoningEffort" does not exist (did you mean "effort"?)
+ *
+ * The feature flags codexd pins (plan.ts `PINNED_FEATURES`) are not in the schema: generateSchema
+ * also writes what `codex features list` prints into the same folder (FEATURES_FILE), and the
+ * check reports a pinned feature that is missing or removed.
  */
 import { execFile } from "node:child_process";
-import { readdir, readFile } from "node:fs/promises";
+import { mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
 import path from "node:path";
 import { z } from "zod";
 import { errorMessage, ProviderUnavailable } from "../../errors.ts";
@@ -25,27 +30,88 @@ export interface DriftReport {
   problems: string[];
 }
 
-/** Writes codex's JSON schema into `outDir` (`codex app-server generate-json-schema`). */
+/** The file generateSchema writes the installed codex's feature flags to (beside the schema). */
+export const FEATURES_FILE = "codexd-codex-features.json";
+
+/** One line of `codex features list`. */
+export interface CodexFeature {
+  name: string;
+  /** `stable`, `experimental`, `under development`, `deprecated`, `removed`, … */
+  stage: string;
+  enabled: boolean;
+}
+
+/**
+ * Writes codex's JSON schema into `outDir` (`codex app-server generate-json-schema`), and its
+ * feature flags (`codex features list`) into `outDir/FEATURES_FILE`. A codex without the
+ * `features` command gets no feature file; the check then reports that it cannot check them.
+ */
 export async function generateSchema(
   codexBin: string,
   outDir: string,
   options: { signal?: AbortSignal; timeoutMs?: number } = {},
 ): Promise<void> {
-  await new Promise<void>((resolve, reject) => {
+  await runCodex(codexBin, ["app-server", "generate-json-schema", "--out", outDir], options)
+    .catch((error: unknown) => {
+      throw new ProviderUnavailable(
+        `Cannot generate the codex protocol schema with ${codexBin}: ${errorMessage(error)}`,
+        { cause: error },
+      );
+    });
+  const features = await listCodexFeatures(codexBin, options).catch(() => undefined);
+  if (features) {
+    await writeFile(path.join(outDir, FEATURES_FILE), JSON.stringify({ features }, null, 2));
+  }
+}
+
+/**
+ * The feature flags of the installed codex (`codex features list`, run on an empty CODEX_HOME
+ * of its own so no configuration colours the answer; the folder is removed after).
+ */
+export async function listCodexFeatures(
+  codexBin: string,
+  options: { signal?: AbortSignal; timeoutMs?: number } = {},
+): Promise<CodexFeature[]> {
+  const home = await mkdtemp(path.join(tmpdir(), "codexd-features-"));
+  try {
+    const stdout = await runCodex(codexBin, ["features", "list"], options, { CODEX_HOME: home });
+    return parseFeatureList(stdout);
+  } finally {
+    await rm(home, { recursive: true, force: true });
+  }
+}
+
+/** `name  stage words  true|false` lines; anything else is skipped. */
+export function parseFeatureList(text: string): CodexFeature[] {
+  const features: CodexFeature[] = [];
+  for (const line of text.split("\n")) {
+    const match = /^(\S+)\s+(.*?)\s+(true|false)\s*$/.exec(line.trim());
+    if (match) features.push({ name: match[1], stage: match[2], enabled: match[3] === "true" });
+  }
+  return features;
+}
+
+function runCodex(
+  codexBin: string,
+  args: string[],
+  options: { signal?: AbortSignal; timeoutMs?: number },
+  env: Record<string, string> = {},
+): Promise<string> {
+  return new Promise<string>((resolve, reject) => {
     execFile(
       codexBin,
-      ["app-server", "generate-json-schema", "--out", outDir],
+      args,
       {
         signal: options.signal,
         timeout: options.timeoutMs ?? 30_000,
-        // Generating needs no configuration; keep the daemon's environment out of it.
-        env: { PATH: process.env.PATH ?? "/usr/bin:/bin", RUST_LOG: "error" },
+        // Neither command needs configuration; keep the daemon's environment out of them.
+        env: { PATH: process.env.PATH ?? "/usr/bin:/bin", RUST_LOG: "error", ...env },
       },
-      (error, _stdout, stderr) => {
-        if (!error) return resolve();
+      (error, stdout, stderr) => {
+        if (!error) return resolve(stdout);
         reject(
-          new ProviderUnavailable(
-            `Cannot generate the codex protocol schema with ${codexBin}: ${errorMessage(error)}` +
+          new Error(
+            errorMessage(error) +
               (stderr.trim() ? `; stderr: ${stderr.trim().slice(-2000)}` : ""),
             { cause: error },
           ),
@@ -99,6 +165,10 @@ const SchemaNode = z.looseObject({
 });
 type SchemaNode = z.infer<typeof SchemaNode>;
 
+const FeatureListDocument = z.object({
+  features: z.array(z.object({ name: z.string(), stage: z.string(), enabled: z.boolean() })),
+});
+
 /** A schema node and the document its `$ref`s resolve in. */
 interface Located {
   root: unknown;
@@ -141,6 +211,7 @@ class DriftChecker {
 
   check(usage: ProtocolUsage): string[] {
     const problems: string[] = [];
+    this.#checkFeatures(usage.features ?? [], problems);
     for (const group of Object.keys(METHOD_GROUPS) as Array<keyof typeof METHOD_GROUPS>) {
       const { file, label } = METHOD_GROUPS[group];
       const methods = this.#methods(file);
@@ -173,6 +244,27 @@ class DriftChecker {
       }
     }
     return problems;
+  }
+
+  #checkFeatures(pinned: readonly string[], problems: string[]): void {
+    if (pinned.length === 0) return;
+    const parsed = FeatureListDocument.safeParse(this.#documents[FEATURES_FILE]);
+    if (!parsed.success) {
+      problems.push(
+        `no feature list (${FEATURES_FILE} from \`codex features list\`): cannot check the ` +
+          `pinned features ${pinned.join(", ")}`,
+      );
+      return;
+    }
+    const known = new Map(parsed.data.features.map((f) => [f.name, f]));
+    for (const name of pinned) {
+      const feature = known.get(name);
+      if (!feature) {
+        problems.push(`feature "${name}" does not exist${suggest(name, [...known.keys()])}`);
+      } else if (/removed/i.test(feature.stage)) {
+        problems.push(`feature "${name}" is ${feature.stage}: pinning it has no effect`);
+      }
+    }
   }
 
   #indexDefinitions(root: unknown, container: unknown): void {

@@ -2,6 +2,7 @@
  * Spec → codex params: a pure translation, table-tested. `planSpawn` decides every codex setting a
  * session starts with; nothing else in the provider invents thread or turn parameters.
  */
+import path from "node:path";
 import { InvalidInput } from "../../errors.ts";
 import type { McpServer, PermissionMode, Spec } from "../spec.ts";
 
@@ -11,11 +12,14 @@ export type SandboxMode = "read-only" | "workspace-write" | "danger-full-access"
 export interface ThreadStartParams {
   cwd: string;
   approvalPolicy: ApprovalPolicy;
+  /** Always `user`: codex's own reviewers (`auto_review`, guardian) would decide without us. */
+  approvalsReviewer: "user";
   sandbox: SandboxMode;
   model?: string;
   baseInstructions?: string;
   developerInstructions?: string;
-  config?: Record<string, unknown>;
+  /** Always sent: the pinned settings below, then the spec's MCP servers. */
+  config: Record<string, unknown>;
 }
 
 export interface TextInput {
@@ -54,6 +58,123 @@ export interface PlanOptions {
   allowBypass?: boolean;
   /** Daemon-wide MCP servers from the configuration. */
   daemonMcpServers?: Record<string, McpServer>;
+  /**
+   * Other spellings of `cwd` codex may look its trust up by (its realpath when it differs);
+   * each gets the same `untrusted` entries as `cwd`.
+   */
+  cwdAliases?: readonly string[];
+}
+
+/**
+ * The codex features that decide whether codex asks before acting, pinned on every thread start
+ * and resume so a codex whose defaults change (or a config layer) cannot switch them:
+ * - `unified_exec`: commands run through `exec_command` (and its approval request), with
+ *   `write_stdin` for running terminals;
+ * - `write_stdin_approval`: input typed into a running terminal with escalated permissions is
+ *   sent for approval (`kind: "writeStdin"`) instead of passing unseen;
+ * - `tool_call_mcp_elicitation`: MCP tool-call approvals come as `mcpServer/elicitation/request`,
+ *   which the bridge judges (not as a free-form user-input question).
+ * The drift check (protocol-usage.ts) verifies each name exists in the installed codex.
+ */
+export const PINNED_FEATURES: Readonly<Record<string, boolean>> = Object.freeze({
+  unified_exec: true,
+  write_stdin_approval: true,
+  tool_call_mcp_elicitation: true,
+});
+
+/**
+ * What agent commands inherit from codex's own environment (codex's `include_only` patterns:
+ * `*` wildcards, matched case-insensitively). codex itself keeps its whole environment (its API
+ * key); its commands get only these, plus the spec's `env`.
+ */
+export const COMMAND_ENV_INHERITED: readonly string[] = Object.freeze([
+  "PATH",
+  "HOME",
+  "USER",
+  "LOGNAME",
+  "SHELL",
+  "LANG",
+  "LC_*",
+  "TERM",
+  "TMPDIR",
+  "TZ",
+  "HTTP_PROXY",
+  "HTTPS_PROXY",
+  "NO_PROXY",
+  "ALL_PROXY",
+  "SSL_CERT_FILE",
+  "SSL_CERT_DIR",
+  "NODE_EXTRA_CA_CERTS",
+  "REQUESTS_CA_BUNDLE",
+  "CURL_CA_BUNDLE",
+]);
+
+/** Never inherited by a command, even if a later codex ignored `include_only`. */
+export const COMMAND_ENV_EXCLUDED: readonly string[] = Object.freeze(["OPENAI_*", "CODEX_*"]);
+
+const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+
+/**
+ * codex's `shell_environment_policy` for a session: start from codex's environment, drop
+ * anything named like a secret (`*KEY*`, `*SECRET*`, `*TOKEN*`) and codex's / OpenAI's own
+ * variables, add the spec's `env`, then keep only the allow-list and the spec's names. codex
+ * applies the same environment when it takes its shell snapshot, so the snapshot file holds no
+ * more than the commands get.
+ */
+export function commandEnvPolicy(env: Readonly<Record<string, string>> = {}): Record<
+  string,
+  unknown
+> {
+  const specNames = Object.keys(env).filter((name) => ENV_NAME.test(name));
+  return {
+    inherit: "all",
+    ignore_default_excludes: false,
+    exclude: [...COMMAND_ENV_EXCLUDED],
+    set: { ...env },
+    include_only: [...COMMAND_ENV_INHERITED, ...specNames],
+  };
+}
+
+/**
+ * `projects` entries marking `cwd`, every folder above it and the same for each alias
+ * `untrusted`. codex loads a worktree's `.codex/` (config.toml, hooks, exec-policy rules) only for
+ * a trusted project, and on `thread/start` it marks a project trusted by itself (persisting it in
+ * its home's config.toml) when no trust level is configured for it. An explicit `untrusted` for
+ * the folder, its project root and its git root (all of them are above or at `cwd`) leaves
+ * nothing to decide: no file in the worktree changes codex's configuration, and nothing is
+ * written to the codex home.
+ */
+export function untrustedProjects(
+  cwd: string,
+  aliases: readonly string[] = [],
+): Record<string, { trust_level: "untrusted" }> {
+  const projects: Record<string, { trust_level: "untrusted" }> = {};
+  for (const start of [cwd, ...aliases]) {
+    let dir = path.resolve(start);
+    while (true) {
+      projects[dir] = { trust_level: "untrusted" };
+      const parent = path.dirname(dir);
+      if (parent === dir) break;
+      dir = parent;
+    }
+  }
+  return projects;
+}
+
+/**
+ * The `config` overrides every `thread/start` and `thread/resume` sends, before the spec's MCP
+ * servers: worktree config off, the command environment, the pinned features.
+ */
+export function pinnedConfig(
+  cwd: string,
+  env: Readonly<Record<string, string>> | undefined,
+  aliases: readonly string[] = [],
+): Record<string, unknown> {
+  return {
+    projects: untrustedProjects(cwd, aliases),
+    shell_environment_policy: commandEnvPolicy(env),
+    features: { ...PINNED_FEATURES },
+  };
 }
 
 /** Every Spec field, and how codexd handles it: translated for codex, or why not. */
@@ -70,7 +191,7 @@ export const SPEC_FIELD_HANDLING: Record<
   sandbox: { translatedTo: "thread/start sandbox" },
   permissionMode: { translatedTo: "thread/start approvalPolicy and sandbox" },
   mcpServers: { translatedTo: "thread/start config mcp_servers.<name>" },
-  env: { translatedTo: "thread/start config shell_environment_policy.set" },
+  env: { translatedTo: "thread/start config shell_environment_policy.set (and include_only)" },
   policy: { reason: "enforced by codexd's approval bridge, not sent to codex" },
   permissionConfig: { reason: "enforced by codexd's approval bridge, not sent to codex" },
   timeoutMs: { reason: "enforced by codexd as each turn's hard deadline" },
@@ -114,21 +235,20 @@ export function planThread(spec: Spec, options: PlanOptions = {}): ThreadStartPa
     spec.sandbox,
     options.allowBypass ?? false,
   );
-  const config: Record<string, unknown> = {};
+  const config = pinnedConfig(spec.cwd, spec.env, options.cwdAliases);
   for (const [name, server] of Object.entries(spec.mcpServers ?? {})) {
     config[`mcp_servers.${name}`] = mcpServerConfig(server);
   }
-  if (spec.env && Object.keys(spec.env).length > 0) {
-    config["shell_environment_policy.set"] = { ...spec.env };
-  }
   return {
     cwd: spec.cwd,
-    ...permissions,
+    approvalPolicy: permissions.approvalPolicy,
+    approvalsReviewer: "user",
+    sandbox: permissions.sandbox,
     ...(spec.model !== undefined && { model: spec.model }),
     ...(spec.baseInstructions !== undefined && { baseInstructions: spec.baseInstructions }),
     ...(spec.developerInstructions !== undefined &&
       { developerInstructions: spec.developerInstructions }),
-    ...(Object.keys(config).length > 0 && { config }),
+    config,
   };
 }
 

@@ -10,7 +10,11 @@
  * Paths: `a.b` descends into an object, `a[]` into an array's items (`input[].text`). A path
  * that reaches an open map (an object without declared properties) is accepted from there on.
  * `values` lists the string values we send or switch on; each must be allowed by the schema.
+ *
+ * `features` are the codex feature flags codexd pins in every thread's `config` (plan.ts); the
+ * JSON schema does not list them, so the check reads `codex features list` instead.
  */
+import { PINNED_FEATURES } from "./plan.ts";
 
 export interface FieldUse {
   path: string;
@@ -42,6 +46,8 @@ export interface ProtocolUsage {
   clientNotifications: readonly NotificationUse[];
   serverNotifications: readonly NotificationUse[];
   serverRequests: readonly RequestUse[];
+  /** Feature flags set in thread `config` (`features.<name>`); each must exist, not removed. */
+  features?: readonly string[];
 }
 
 /** Overrides thread/start and thread/resume share. */
@@ -49,6 +55,7 @@ const THREAD_OVERRIDES: FieldList = [
   "cwd",
   "model",
   { path: "approvalPolicy", values: ["untrusted", "on-request", "never"] },
+  { path: "approvalsReviewer", values: ["user"] },
   { path: "sandbox", values: ["read-only", "workspace-write", "danger-full-access"] },
   "baseInstructions",
   "developerInstructions",
@@ -286,4 +293,6 @@ export const PROTOCOL_USAGE: ProtocolUsage = {
       result: [],
     },
   ],
+
+  features: Object.keys(PINNED_FEATURES),
 };

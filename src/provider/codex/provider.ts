@@ -2,6 +2,7 @@
  * The codex provider: owns exactly one `codex app-server` child and multiplexes sessions (codex
  * threads) over its stdio, each handle subscribed to its own thread id.
  */
+import { realpath } from "node:fs/promises";
 import { ProviderUnavailable, RpcError } from "../../errors.ts";
 import type { McpServer, Spec } from "../spec.ts";
 import type {
@@ -98,6 +99,7 @@ export class CodexProvider implements Provider {
     const plan = planSpawn(spec, {
       allowBypass: this.#options.allowsBypass?.(spec.policy) ?? false,
       ...(this.#options.daemonMcpServers && { daemonMcpServers: this.#options.daemonMcpServers }),
+      cwdAliases: await cwdAliases(spec.cwd),
     });
     const sessionId = options.sessionId ?? this.#newSessionId();
     await this.#pushMcpConfig(sessionId);
@@ -123,6 +125,7 @@ export class CodexProvider implements Provider {
     if (live) await live.stop();
     const overrides = planThread(spec, {
       allowBypass: this.#options.allowsBypass?.(spec.policy) ?? false,
+      cwdAliases: await cwdAliases(spec.cwd),
     });
     await this.#pushMcpConfig(sessionId);
     let threadId = options.threadId;
@@ -267,6 +270,12 @@ export class CodexProvider implements Provider {
   #log(level: "debug" | "info" | "warn" | "error", message: string, data?: unknown): void {
     this.#options.log?.(level, message, data);
   }
+}
+
+/** The cwd's realpath when it differs (codex looks a project's trust up by both spellings). */
+async function cwdAliases(cwd: string): Promise<string[]> {
+  const real = await realpath(cwd).catch(() => undefined);
+  return real !== undefined && real !== cwd ? [real] : [];
 }
 
 function threadIdOf(params: unknown): string | undefined {
