@@ -3,7 +3,9 @@
  * It never runs anything; commands are only analysed as strings.
  *
  * Order for commands: built-in rules → policy deny → spec disallowPatterns → unanalysable /
- * interactive input → allow-list (policy allow + spec allowPatterns) → ask rules → default.
+ * interactive input → the policy's allow-list → ask rules → default; then the spec's
+ * allowPatterns, which can only turn an allow or ask into a deny. A spec narrows its policy,
+ * never widens it.
  */
 import type { ApprovalRequest } from "../provider/types.ts";
 import type { PermissionConfig, PermissionMode } from "../provider/spec.ts";
@@ -70,9 +72,15 @@ function bypassDecision(): EngineDecision {
   };
 }
 
+const STRICTNESS: Record<PolicyDecision, number> = { deny: 0, ask: 1, allow: 2 };
+
+/**
+ * The policy's default, or the spec's `defaultDecision` where it is stricter (deny < ask < allow):
+ * a spec can only narrow its policy.
+ */
 function defaultDecision(policy: CompiledPolicy, session: SessionFacts): EngineDecision {
   const fromSpec = session.permissionConfig?.defaultDecision;
-  return fromSpec !== undefined
+  return fromSpec !== undefined && STRICTNESS[fromSpec] < STRICTNESS[policy.merged.default]
     ? {
       decision: fromSpec,
       source: "spec",
@@ -193,11 +201,22 @@ function evaluateCommand(
     };
   }
 
+  const decided = policyDecision(policy, line, analysis, session, analyzer);
+  return narrowedBySpecAllow(decided, analysis.commands, session, analyzer);
+}
+
+/** The policy's own answer once deny rules and unanalysable input are out of the way. */
+function policyDecision(
+  policy: CompiledPolicy,
+  line: string,
+  analysis: CommandAnalysis,
+  session: SessionFacts,
+  analyzer: ShellAnalyzer,
+): EngineDecision {
   const ask = () =>
     firstHit(policy.rules.ask, policy.askRegexes.firstMatch(line), line, analysis, analyzer);
-  const specAllow = session.permissionConfig?.allowPatterns ?? [];
-  if (policy.rules.allow.length > 0 || specAllow.length > 0) {
-    const accepted = acceptAll(policy, analysis.commands, specAllow, analyzer);
+  if (policy.rules.allow.length > 0) {
+    const accepted = acceptAll(policy, analysis.commands, analyzer);
     if (accepted.ok) return accepted.decision;
     const asked = ask();
     if (asked !== undefined) return ruleDecision(policy, asked, "ask", "ask");
@@ -217,35 +236,46 @@ function evaluateCommand(
   return defaultDecision(policy, session);
 }
 
-/** Every simple command must be accepted by some allow rule (policy rules, then spec patterns). */
+/**
+ * The spec's `allowPatterns` only narrow: where any exist, a command the policy would allow (or
+ * ask about) must also match one of them in every simple command, else it is declined. They never
+ * admit what the policy would not (`allowPatterns: ["node"]` under an allow-list without node).
+ */
+function narrowedBySpecAllow(
+  decided: EngineDecision,
+  commands: SimpleCommand[],
+  session: SessionFacts,
+  analyzer: ShellAnalyzer,
+): EngineDecision {
+  const specAllow = session.permissionConfig?.allowPatterns ?? [];
+  if (specAllow.length === 0 || decided.decision === "deny") return decided;
+  const prefixes = specAllow.map((p) => patternPrefix(p, analyzer));
+  const unmatched = commands.length === 0
+    ? undefined
+    : commands.find((c) => !prefixes.some((prefix) => analyzer.matchesPrefix(c, prefix)));
+  if (commands.length > 0 && unmatched === undefined) return decided;
+  return {
+    decision: "deny",
+    ruleId: "spec.allowPatterns",
+    source: "spec",
+    reason: unmatched === undefined
+      ? "an empty command matches none of the spec's allowPatterns"
+      : `${JSON.stringify(unmatched.text)} matches none of the spec's allowPatterns`,
+  };
+}
+
+/** Every simple command must be accepted by some allow rule of the policy. */
 function acceptAll(
   policy: CompiledPolicy,
   commands: SimpleCommand[],
-  specAllow: string[],
   analyzer: ShellAnalyzer,
 ): { ok: true; decision: EngineDecision } | { ok: false; unmatched?: SimpleCommand } {
   if (commands.length === 0) return { ok: false };
   let first: EngineDecision | undefined;
   for (const command of commands) {
     const rule = policy.rules.allow.find((r) => allowRuleAccepts(r, command, analyzer));
-    let decision: EngineDecision | undefined;
-    if (rule !== undefined) {
-      decision = ruleDecision(policy, rule, "allow", "allow");
-    } else {
-      const pattern = specAllow.find((p) =>
-        analyzer.matchesPrefix(command, patternPrefix(p, analyzer))
-      );
-      if (pattern !== undefined) {
-        decision = {
-          decision: "allow",
-          ruleId: "spec.allowPatterns",
-          source: "spec",
-          reason: `matches the spec's allowPattern ${JSON.stringify(pattern)}`,
-        };
-      }
-    }
-    if (decision === undefined) return { ok: false, unmatched: command };
-    first ??= decision;
+    if (rule === undefined) return { ok: false, unmatched: command };
+    first ??= ruleDecision(policy, rule, "allow", "allow");
   }
   return { ok: true, decision: first! };
 }

@@ -230,6 +230,11 @@ function mergePolicies(files: ParsedFile[]): MergedPolicy {
       deny: mcpRules("deny"),
     },
     permissions: last((p) => p.permissions) ?? POLICY_DEFAULTS.permissions,
+    spec: {
+      envAllow: files.flatMap((f) => f.policy.spec?.env?.allow ?? []),
+      mcpServers: last((p) => p.spec?.mcpServers) ?? POLICY_DEFAULTS.specMcpServers,
+      maxSandbox: last((p) => p.spec?.maxSandbox) ?? POLICY_DEFAULTS.specMaxSandbox,
+    },
     // Shadowing is a property of one file, never inherited.
     mode: own.mode ?? "enforce",
     shadows: own.shadows,

@@ -53,6 +53,16 @@ export const McpRule = z.strictObject({
 });
 export type McpRule = z.infer<typeof McpRule>;
 
+/** An environment variable name, or a glob of them with `*` (e.g. `*_TOKEN`). */
+export const EnvNameGlob = z.string().regex(
+  /^[A-Za-z0-9_*]{1,128}$/,
+  "must be a variable name or a glob of them: letters, digits, _ and *",
+);
+
+/** codex's sandbox modes, loosest last. */
+export const SandboxMode = z.enum(["read-only", "workspace-write", "danger-full-access"]);
+export type SandboxMode = z.infer<typeof SandboxMode>;
+
 const PolicyName = z.string().regex(
   /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/,
   "must match [A-Za-z0-9][A-Za-z0-9._-]{0,63}",
@@ -95,6 +105,17 @@ export const PolicyFile = z.strictObject({
     deny: z.array(McpRule).optional(),
   }).optional(),
   permissions: PolicyDecision.optional(),
+  /** What a session's spec may ask for (on top of the built-in floor, which no policy lifts). */
+  spec: z.strictObject({
+    env: z.strictObject({
+      /** Variable names (`*` globs) a spec's `env` may set; the floor (spec-guard.ts) still applies. */
+      allow: z.array(EnvNameGlob).optional(),
+    }).optional(),
+    /** May a spec bring its own MCP servers? Each server's command line is still judged. */
+    mcpServers: z.enum(["allow", "deny"]).optional(),
+    /** The loosest sandbox a spec may name. */
+    maxSandbox: SandboxMode.optional(),
+  }).optional(),
   mode: z.enum(["enforce", "shadow"]).optional(),
   shadows: PolicyName.optional(),
 }).superRefine((p, ctx) => {
@@ -131,6 +152,12 @@ export interface MergedPolicy {
     deny: Array<McpRule & { id: string; from: string }>;
   };
   permissions: PolicyDecision;
+  spec: {
+    /** Globs of the env names a spec may set (bases first, concatenated). */
+    envAllow: string[];
+    mcpServers: "allow" | "deny";
+    maxSandbox: SandboxMode;
+  };
   mode: "enforce" | "shadow";
   shadows?: string;
 }
@@ -143,4 +170,7 @@ export const POLICY_DEFAULTS = {
   maxCommandLength: 16_384,
   interactive: "deny",
   permissions: "deny",
+  /** Fail closed: a policy that says nothing lets a spec set no env, start no MCP server. */
+  specMcpServers: "deny",
+  specMaxSandbox: "workspace-write",
 } as const;

@@ -12,6 +12,8 @@ export const ErrorDetail = z.object({
   /** Dotted path of the offending field (`cwd`, `permissionConfig.allowPatterns.0`); "" for the body. */
   path: z.string(),
   message: z.string(),
+  /** The rule that refused it, where a policy or the built-in floor did (`env.floor`, `cwd.system`). */
+  rule: z.string().optional(),
 }).openapi("ErrorDetail");
 export type ErrorDetail = z.infer<typeof ErrorDetail>;
 

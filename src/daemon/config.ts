@@ -39,6 +39,11 @@ const ConfigFile = z.strictObject({
     /** Events kept per session (oldest pruned). */
     retention: z.number().int().min(100).optional(),
   }).optional(),
+  /**
+   * Folders sessions may work in: a spec's cwd (resolved) must be one of them or inside one.
+   * Relative to the file.
+   */
+  worktreeRoots: z.array(z.string().min(1)).optional(),
   /** MCP servers pushed to every codex child through `config/batchWrite`. */
   mcpServers: z.record(z.string().regex(/^[A-Za-z0-9_-]{1,64}$/), McpServer).optional(),
 });
@@ -55,6 +60,8 @@ export interface ResolvedConfig {
   };
   policies: { dir: string; default: string };
   events: { retention?: number };
+  /** Absolute; empty when unrestricted. */
+  worktreeRoots: string[];
   mcpServers?: Record<string, McpServer>;
   /** Notes for the log (e.g. CODEX_HOME moved out of the temp folder). */
   notes: string[];
@@ -131,6 +138,7 @@ export function loadConfig({ args, cwd, env }: LoadConfigInput): ResolvedConfig 
       default: file.policies?.default ?? "default",
     },
     events: { ...(file.events?.retention !== undefined && { retention: file.events.retention }) },
+    worktreeRoots: (file.worktreeRoots ?? []).map((p) => path.resolve(fileBase, p)),
     ...(file.mcpServers && { mcpServers: file.mcpServers }),
     notes,
   };

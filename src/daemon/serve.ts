@@ -199,6 +199,11 @@ export async function startDaemon(
     supervisor,
     policies,
     bridge,
+    workspace: {
+      stateDir: config.stateDir,
+      codexHome: config.codex.home,
+      worktreeRoots: config.worktreeRoots,
+    },
     metrics,
     version: embeddedAssets.version ?? "0.1.0",
     problems: () => problems,

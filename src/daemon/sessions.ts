@@ -9,6 +9,7 @@
  */
 import type { ApprovalBridge } from "../approval/bridge.ts";
 import type { PolicyStore } from "../approval/policy-store.ts";
+import { guardSpecOrThrow, type SpecGuardContext } from "../approval/spec-guard.ts";
 import { errorMessage, InvalidInput, ProviderUnavailable, WrongState } from "../errors.ts";
 import type { CodexHandle } from "../provider/codex/handle.ts";
 import type { SessionEvent } from "../provider/events.ts";
@@ -51,6 +52,8 @@ export interface SessionManagerOptions {
   supervisor: CodexSupervisor;
   policies: PolicyStore;
   bridge: ApprovalBridge;
+  /** What a spec's cwd must keep away from (state dir, codex home) and stay inside. */
+  workspace?: SpecGuardContext;
   metrics?: DaemonMetrics;
   version: string;
   /** Health problems found at start-up (protocol drift, ...). */
@@ -83,9 +86,10 @@ export class SessionManager implements SessionService {
   // -------------------------------------------------------------------------------------------
   // Lifecycle
 
-  async spawn(spec: Spec): Promise<SpawnResult> {
+  async spawn(requested: Spec): Promise<SpawnResult> {
     const provider = this.#provider("spawn session");
-    const policy = this.#checkPolicy(spec);
+    const policy = this.#checkPolicy(requested);
+    const spec = this.#guard("spawn session", requested, policy);
     // The plan is pure: it refuses bypassPermissions here, before anything is recorded.
     const plan = planSpawn(spec, { allowBypass: this.#o.policies.allowsBypass(spec.policy) });
     const sessionId = `ses_${crypto.randomUUID().replaceAll("-", "")}`;
@@ -104,13 +108,14 @@ export class SessionManager implements SessionService {
     });
   }
 
-  async resume(sessionId: string, spec: Spec): Promise<SpawnResult> {
+  async resume(sessionId: string, requested: Spec): Promise<SpawnResult> {
     const row = this.#row(sessionId);
     if (this.#live.has(sessionId)) {
       throw new WrongState(`Cannot resume session ${sessionId}: it is live; send a turn instead`);
     }
     const provider = this.#provider("resume session");
-    const policy = this.#checkPolicy(spec);
+    const policy = this.#checkPolicy(requested);
+    const spec = this.#guard("resume session", requested, policy);
     const plan = planSpawn(spec, { allowBypass: this.#o.policies.allowsBypass(spec.policy) });
     this.#o.store.updateSession(sessionId, {
       status: "running",
@@ -439,6 +444,11 @@ export class SessionManager implements SessionService {
       );
     }
     return this.#o.policies.get(spec.policy);
+  }
+
+  /** The fleet policy governs the spec: refusals → 400; the result carries the resolved cwd. */
+  #guard(action: string, spec: Spec, policy: ReturnType<PolicyStore["get"]>): Spec {
+    return guardSpecOrThrow(action, spec, policy, this.#o.policies.analyzer, this.#o.workspace);
   }
 
   #row(sessionId: string): SessionRow {

@@ -54,7 +54,12 @@ const facts = (permissionConfig?: Partial<PermissionConfig>): SessionFacts => ({
 });
 
 describe("decision order for commands", () => {
-  using env = storeWith({ fleet: FLEET, allowlist: ALLOWLIST, permissive: PERMISSIVE_ALLOW });
+  using env = storeWith({
+    fleet: FLEET,
+    allowlist: ALLOWLIST,
+    permissive: PERMISSIVE_ALLOW,
+    "deny-default": "version: 1\nname: deny-default\ndefault: deny\n",
+  });
   const cases: Array<{
     name: string;
     policy: string;
@@ -148,21 +153,57 @@ describe("decision order for commands", () => {
       ruleId: "ask-push",
     },
     {
-      name: "spec allowPatterns make an allow-list of their own",
+      name: "spec allowPatterns narrow: an unmatched command is declined",
       policy: "fleet",
       command: "make build",
       spec: { allowPatterns: ["npm test"] },
       decision: "deny",
-      source: "policy:fleet",
-      ruleId: "allow-list",
+      source: "spec",
+      ruleId: "spec.allowPatterns",
     },
     {
-      name: "spec allowPattern accepts",
+      name: "spec allowPattern keeps the policy's allow",
       policy: "fleet",
       command: "npm test",
       spec: { allowPatterns: ["npm test"] },
       decision: "allow",
+      source: "default",
+    },
+    {
+      name: "spec allowPatterns never widen an allow-list (finding 5: node under strict)",
+      policy: "allowlist",
+      command: "node -e 'require(1)'",
+      spec: { allowPatterns: ["node"] },
+      decision: "deny",
+      source: "policy:allowlist",
+      ruleId: "allow-list",
+    },
+    {
+      name: "spec allowPatterns do not skip the policy's ask",
+      policy: "allowlist",
+      command: "git push origin main",
+      spec: { allowPatterns: ["git push"] },
+      decision: "ask",
+      source: "policy:allowlist",
+      ruleId: "ask-push",
+    },
+    {
+      name: "spec allowPatterns turn an unmatched ask into a deny",
+      policy: "allowlist",
+      command: "git push origin main",
+      spec: { allowPatterns: ["npm test"] },
+      decision: "deny",
       source: "spec",
+      ruleId: "spec.allowPatterns",
+    },
+    {
+      name: "spec allowPatterns need every simple command to match",
+      policy: "allowlist",
+      command: "npm test && ls",
+      spec: { allowPatterns: ["npm test"] },
+      decision: "deny",
+      source: "spec",
+      ruleId: "spec.allowPatterns",
     },
     {
       name: "ask rule",
@@ -185,6 +226,32 @@ describe("decision order for commands", () => {
       command: "make build",
       spec: { defaultDecision: "deny" },
       decision: "deny",
+      source: "spec",
+      ruleId: "spec.defaultDecision",
+    },
+    {
+      name: "spec defaultDecision cannot loosen the policy default (finding 5)",
+      policy: "deny-default",
+      command: "make build",
+      spec: { defaultDecision: "allow" },
+      decision: "deny",
+      source: "default",
+      ruleId: "default",
+    },
+    {
+      name: "spec defaultDecision ask under a deny default stays deny",
+      policy: "deny-default",
+      command: "make build",
+      spec: { defaultDecision: "ask" },
+      decision: "deny",
+      source: "default",
+    },
+    {
+      name: "spec defaultDecision ask narrows an allow default",
+      policy: "fleet",
+      command: "make build",
+      spec: { defaultDecision: "ask" },
+      decision: "ask",
       source: "spec",
       ruleId: "spec.defaultDecision",
     },

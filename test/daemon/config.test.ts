@@ -62,6 +62,16 @@ describe("loadConfig", () => {
     });
   });
 
+  test("worktreeRoots are resolved against the file; none by default", async () => {
+    expect(loadConfig({ args: [], cwd: "/srv/fleet", env: {} }).worktreeRoots).toEqual([]);
+    await withDir(async (dir) => {
+      const file = path.join(dir, "codexd.jsonc");
+      await writeFile(file, `{ "worktreeRoots": ["wt", "/srv/worktrees"] }`);
+      const config = loadConfig({ args: ["--config", file], cwd: "/elsewhere", env: ENV });
+      expect(config.worktreeRoots).toEqual([path.join(dir, "wt"), "/srv/worktrees"]);
+    });
+  });
+
   test("$CODEX_BIN is used when the file names no binary", () => {
     const config = loadConfig({ args: [], cwd: "/x", env: { CODEX_BIN: "/opt/codex" } });
     expect(config.codex.bin).toBe("/opt/codex");

@@ -1,0 +1,344 @@
+/**
+ * The fleet policy governs the spec. Before a session is spawned or resumed, everything the spec
+ * asks for around its prompt is checked against the session's policy and a built-in floor no
+ * policy can lift:
+ *
+ * - `env` (and each MCP server's `env`): never a name on the floor (env-floor.ts), and only names
+ *   the policy's `spec.env.allow` globs admit;
+ * - `mcpServers`: only where the policy says `spec.mcpServers: allow`, and each server's command
+ *   line judged by the engine under the policy like a command an agent runs (built-in rules,
+ *   deny, allow-list, ask, default); it must be allowed outright, as nobody is there to ask;
+ * - `sandbox`: no looser than the policy's `spec.maxSandbox`; `permissionMode:
+ *   bypassPermissions` only under `allowBypass: true`;
+ * - `permissionConfig.defaultDecision`: no looser than the policy's default (the engine also
+ *   only lets the spec narrow; see engine.ts);
+ * - `cwd`: resolved (symlinks, `..`) to a real folder that is not `/`, a system folder, a home
+ *   folder itself, the daemon's state dir or codex home (nor inside or around them), and inside
+ *   the configured `worktreeRoots` when there are any.
+ *
+ * The check is a function of its inputs and the file system (realpath); it returns every refusal,
+ * each naming the spec field and a rule id, and the spec to use (cwd resolved).
+ */
+import { realpathSync, statSync } from "node:fs";
+import { homedir } from "node:os";
+import path from "node:path";
+import { CodexdError } from "../errors.ts";
+import type { Spec } from "../provider/spec.ts";
+import type { ShellAnalyzer } from "./analyzer.ts";
+import type { CompiledPolicy } from "./compiled-policy.ts";
+import { evaluate } from "./engine.ts";
+import { envFloorReason, envGlobMatches } from "./env-floor.ts";
+import type { PolicyDecision, SandboxMode } from "./policy-schema.ts";
+
+/** What the daemon knows that a spec must keep away from. */
+export interface SpecGuardContext {
+  /** The daemon's state dir (token, database). */
+  stateDir?: string;
+  /** codex's CODEX_HOME. */
+  codexHome?: string;
+  /** When non-empty, every cwd must be one of these folders or inside one. */
+  worktreeRoots?: readonly string[];
+  /** The daemon user's home folder (default: `os.homedir()`). */
+  home?: string;
+}
+
+export interface SpecRefusal {
+  /** Dotted path of the spec field: `env.BASH_ENV`, `mcpServers.x.command`, `cwd`. */
+  path: string;
+  /** A stable rule id: `env.floor`, `cwd.system`, ... */
+  rule: string;
+  message: string;
+}
+
+export interface SpecGuardResult {
+  refusals: SpecRefusal[];
+  /** The spec to run: `cwd` resolved to its real path. */
+  spec: Spec;
+}
+
+/** A spec its policy (or the floor) refuses. → 400 with one detail per refusal. */
+export class SpecRefused extends CodexdError {
+  readonly field: string;
+  readonly issues: SpecRefusal[];
+  constructor(action: string, refusals: SpecRefusal[]) {
+    const first = refusals[0];
+    const more = refusals.length > 1 ? ` (and ${refusals.length - 1} more)` : "";
+    super(
+      "invalid_input",
+      `Cannot ${action}: ${first.path}: ${first.message} (rule ${first.rule})${more}`,
+    );
+    this.field = first.path;
+    this.issues = refusals;
+  }
+}
+
+const SANDBOX_ORDER: Record<SandboxMode, number> = {
+  "read-only": 0,
+  "workspace-write": 1,
+  "danger-full-access": 2,
+};
+const STRICTNESS: Record<PolicyDecision, number> = { deny: 0, ask: 1, allow: 2 };
+
+/** Checks a spec against its policy and the floor; see the module comment. */
+export function guardSpec(
+  spec: Spec,
+  policy: CompiledPolicy,
+  analyzer: ShellAnalyzer,
+  context: SpecGuardContext = {},
+): SpecGuardResult {
+  const refusals: SpecRefusal[] = [];
+  const refuse = (path: string, rule: string, message: string) =>
+    refusals.push({ path, rule, message });
+
+  const cwd = checkCwd(spec.cwd, context, refuse);
+  const guarded: Spec = { ...spec, cwd: cwd ?? spec.cwd };
+
+  checkEnv(spec.env ?? {}, "env", policy, refuse);
+  checkPermissions(spec, policy, refuse);
+  checkMcpServers(guarded, policy, analyzer, refuse);
+  return { refusals, spec: guarded };
+}
+
+/** {@link guardSpec}, throwing {@link SpecRefused} when anything is refused. */
+export function guardSpecOrThrow(
+  action: string,
+  spec: Spec,
+  policy: CompiledPolicy,
+  analyzer: ShellAnalyzer,
+  context: SpecGuardContext = {},
+): Spec {
+  const result = guardSpec(spec, policy, analyzer, context);
+  if (result.refusals.length > 0) throw new SpecRefused(action, result.refusals);
+  return result.spec;
+}
+
+type Refuse = (path: string, rule: string, message: string) => void;
+
+function checkEnv(
+  env: Record<string, string>,
+  at: string,
+  policy: CompiledPolicy,
+  refuse: Refuse,
+): void {
+  const allow = policy.merged.spec.envAllow;
+  for (const name of Object.keys(env)) {
+    const floor = envFloorReason(name);
+    if (floor !== undefined) {
+      refuse(`${at}.${name}`, "env.floor", `${floor}: no policy can allow it`);
+    } else if (!allow.some((glob) => envGlobMatches(glob, name))) {
+      refuse(
+        `${at}.${name}`,
+        "env.not-allowed",
+        `policy ${policy.name} does not let a spec set ${name} (spec.env.allow: ${
+          allow.length === 0 ? "none" : allow.join(", ")
+        })`,
+      );
+    }
+  }
+}
+
+function checkPermissions(spec: Spec, policy: CompiledPolicy, refuse: Refuse): void {
+  const bypass = spec.permissionMode === "bypassPermissions";
+  if (bypass && !policy.merged.allowBypass) {
+    refuse(
+      "permissionMode",
+      "permissionMode.bypass",
+      `bypassPermissions would let codex run commands without asking; policy ${policy.name} ` +
+        "does not say allowBypass: true",
+    );
+  }
+  const max = policy.merged.spec.maxSandbox;
+  // A session that may bypass approvals altogether runs unsandboxed by default anyway.
+  const bypassing = bypass && policy.merged.allowBypass;
+  if (
+    spec.sandbox !== undefined && !bypassing && SANDBOX_ORDER[spec.sandbox] > SANDBOX_ORDER[max]
+  ) {
+    refuse(
+      "sandbox",
+      "sandbox.max",
+      `sandbox ${spec.sandbox} is looser than policy ${policy.name} allows (spec.maxSandbox: ${max})`,
+    );
+  }
+  const fromSpec = spec.permissionConfig?.defaultDecision;
+  const policyDefault = policy.merged.default;
+  if (fromSpec !== undefined && STRICTNESS[fromSpec] > STRICTNESS[policyDefault]) {
+    refuse(
+      "permissionConfig.defaultDecision",
+      "permissionConfig.narrow-only",
+      `defaultDecision ${fromSpec} is looser than the default of policy ${policy.name} ` +
+        `(${policyDefault}); a spec can only narrow its policy`,
+    );
+  }
+}
+
+function checkMcpServers(
+  spec: Spec,
+  policy: CompiledPolicy,
+  analyzer: ShellAnalyzer,
+  refuse: Refuse,
+): void {
+  for (const [name, server] of Object.entries(spec.mcpServers ?? {})) {
+    const at = `mcpServers.${name}`;
+    if (policy.merged.spec.mcpServers !== "allow") {
+      refuse(
+        at,
+        "mcpServers.not-allowed",
+        `policy ${policy.name} does not let a spec start MCP servers (spec.mcpServers: deny); ` +
+          "they would run outside the sandbox",
+      );
+      continue;
+    }
+    const line = shellLine([server.command, ...server.args]);
+    // Judged by the policy alone: the spec's permissionMode and permissionConfig are about the
+    // commands its agent runs, and a spec cannot vouch for its own server.
+    const decided = evaluate(
+      policy,
+      { kind: "command", command: line, cwd: spec.cwd },
+      { worktree: spec.cwd, permissionMode: "default" },
+      analyzer,
+    );
+    if (decided.decision !== "allow") {
+      refuse(
+        `${at}.command`,
+        "mcpServers.command",
+        `policy ${policy.name} ${decided.decision === "ask" ? "would ask about" : "denies"} ` +
+          `the server's command line ${JSON.stringify(line)} (rule ${decided.ruleId ?? "?"}: ` +
+          `${decided.reason}); an MCP server starts unsandboxed with nobody to ask, so it must ` +
+          "be allowed outright",
+      );
+    }
+    checkEnv(server.env, `${at}.env`, policy, refuse);
+  }
+}
+
+/** argv as one shell line, quoted so the analyzer reads back exactly these words. */
+export function shellLine(argv: readonly string[]): string {
+  return argv.map((word) =>
+    /^[A-Za-z0-9_@%+=:,./-]+$/.test(word) ? word : `'${word.replaceAll("'", `'\\''`)}'`
+  ).join(" ");
+}
+
+// ---------------------------------------------------------------------------------------------
+// cwd
+
+/** Folders that are refused along with everything inside them. */
+const SYSTEM_TREES = [
+  "/bin",
+  "/boot",
+  "/dev",
+  "/etc",
+  "/lib",
+  "/lib32",
+  "/lib64",
+  "/libx32",
+  "/proc",
+  "/root",
+  "/run",
+  "/sbin",
+  "/snap",
+  "/sys",
+  "/usr",
+  "/var",
+  "/System",
+  "/Library",
+  "/private/etc",
+  "/private/var",
+];
+/** Temp areas inside a system tree: refused themselves, their subfolders allowed. */
+const TEMP_INSIDE_TREES = ["/var/tmp", "/private/var/tmp", "/private/var/folders"];
+/** Folders that hold everybody's folders: refused themselves, their subfolders allowed. */
+const SHARED_ROOTS = [
+  "/",
+  "/home",
+  "/tmp",
+  "/mnt",
+  "/media",
+  "/opt",
+  "/srv",
+  "/nix",
+  "/Users",
+  "/Volumes",
+  "/Applications",
+  "/private",
+  "/private/tmp",
+  ...TEMP_INSIDE_TREES,
+];
+/** Folders whose direct subfolders are people's homes. */
+const HOME_PARENTS = ["/home", "/Users"];
+
+/** Is `inner` the folder `outer` or inside it? Both resolved. */
+export function within(inner: string, outer: string): boolean {
+  if (outer === "/") return true;
+  return inner === outer || inner.startsWith(outer.endsWith("/") ? outer : `${outer}/`);
+}
+
+/** The real path of `p`, or of its deepest existing ancestor with the rest appended. */
+export function realPathOf(p: string): string {
+  const absolute = path.resolve(p);
+  try {
+    return realpathSync(absolute);
+  } catch {
+    const parent = path.dirname(absolute);
+    return parent === absolute ? absolute : path.join(realPathOf(parent), path.basename(absolute));
+  }
+}
+
+function checkCwd(cwd: string, context: SpecGuardContext, refuse: Refuse): string | undefined {
+  let real: string;
+  try {
+    real = realpathSync(path.resolve(cwd));
+    if (!statSync(real).isDirectory()) {
+      refuse("cwd", "cwd.not-directory", `${cwd} is not a folder`);
+      return undefined;
+    }
+  } catch (error) {
+    refuse(
+      "cwd",
+      "cwd.unresolvable",
+      `cannot resolve ${cwd}: ${error instanceof Error ? error.message : String(error)}`,
+    );
+    return undefined;
+  }
+  const shown = real === cwd ? cwd : `${cwd} (${real})`;
+  if (real === "/") {
+    refuse("cwd", "cwd.root", "the filesystem root cannot be a worktree");
+    return real;
+  }
+  const tempInside = TEMP_INSIDE_TREES.some((t) => within(real, t) && real !== t);
+  const tree = SYSTEM_TREES.find((t) => within(real, t));
+  if (tree !== undefined && !tempInside) {
+    refuse("cwd", "cwd.system", `${shown} is the system folder ${tree} or inside it`);
+    return real;
+  }
+  if (SHARED_ROOTS.includes(real)) {
+    refuse("cwd", "cwd.system", `${shown} holds other folders than one worktree: use a subfolder`);
+    return real;
+  }
+  const home = realPathOf(context.home ?? homedir());
+  if (within(home, real) || HOME_PARENTS.includes(path.dirname(real))) {
+    refuse("cwd", "cwd.home", `${shown} is a home folder or contains one: use a subfolder`);
+    return real;
+  }
+  for (
+    const [dir, rule, what] of [
+      [context.stateDir, "cwd.state-dir", "the daemon's state dir (token, database)"],
+      [context.codexHome, "cwd.codex-home", "codex's home (its configuration and sessions)"],
+    ] as const
+  ) {
+    if (dir === undefined) continue;
+    const protectedDir = realPathOf(dir);
+    if (within(real, protectedDir) || within(protectedDir, real)) {
+      refuse("cwd", rule, `${shown} is, is inside or contains ${what} ${protectedDir}`);
+      return real;
+    }
+  }
+  const roots = context.worktreeRoots ?? [];
+  if (roots.length > 0 && !roots.some((root) => within(real, realPathOf(root)))) {
+    refuse(
+      "cwd",
+      "cwd.worktree-roots",
+      `${shown} is not inside the configured worktreeRoots (${roots.join(", ")})`,
+    );
+  }
+  return real;
+}
