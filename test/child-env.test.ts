@@ -1,5 +1,10 @@
 import { describe, expect, test } from "bun:test";
-import { buildChildEnv, DEFAULT_RUST_LOG } from "../src/provider/codex/child-env.ts";
+import {
+  buildChildEnv,
+  DEFAULT_RUST_LOG,
+  isAllowedEnvName,
+} from "../src/provider/codex/child-env.ts";
+import { COMMAND_ENV_EXCLUDED, COMMAND_ENV_INHERITED } from "../src/provider/codex/plan.ts";
 
 const HOME = "/srv/codexd/home";
 
@@ -120,5 +125,49 @@ describe("buildChildEnv", () => {
     buildChildEnv({ inherited, extra, codexHome: HOME });
     expect(inherited).toEqual({ PATH: "/bin", ANTHROPIC_API_KEY: "secret" });
     expect(extra).toEqual({ A: "1" });
+  });
+});
+
+describe("codex's environment and its commands' environment", () => {
+  /** codex's include_only/exclude patterns: `*` wildcards, case-insensitive. */
+  const matches = (name: string, patterns: readonly string[]) =>
+    patterns.some((pattern) => new RegExp(`^${pattern.replaceAll("*", ".*")}$`, "i").test(name));
+  const names = [
+    "PATH",
+    "HOME",
+    "USER",
+    "LOGNAME",
+    "SHELL",
+    "TERM",
+    "LANG",
+    "LC_ALL",
+    "LC_MESSAGES",
+    "TZ",
+    "TMPDIR",
+    "http_proxy",
+    "HTTPS_PROXY",
+    "no_proxy",
+    "ALL_PROXY",
+    "SSL_CERT_FILE",
+    "NODE_EXTRA_CA_CERTS",
+    "OPENAI_API_KEY",
+    "OPENAI_BASE_URL",
+    "CODEX_API_KEY",
+    "CODEX_ACCESS_TOKEN",
+  ];
+
+  test("codex's credentials reach codex but are never inherited by its commands", () => {
+    for (const name of names.filter((n) => /^(OPENAI|CODEX)_/.test(n))) {
+      expect(isAllowedEnvName(name)).toBe(true);
+      expect(matches(name, COMMAND_ENV_INHERITED)).toBe(false);
+      expect(matches(name, COMMAND_ENV_EXCLUDED)).toBe(true);
+    }
+  });
+
+  test("everything else codex gets, its commands inherit", () => {
+    for (const name of names.filter((n) => !/^(OPENAI|CODEX)_/.test(n))) {
+      expect(isAllowedEnvName(name)).toBe(true);
+      expect(matches(name, COMMAND_ENV_INHERITED)).toBe(true);
+    }
   });
 });

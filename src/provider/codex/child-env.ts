@@ -3,6 +3,10 @@
  * the configuration adds explicitly. Never the daemon's whole environment: the fleet runner's own
  * secrets (ANTHROPIC_API_KEY, cloud credentials, tokens) must not reach codex or the commands
  * the model runs.
+ *
+ * codex's own credentials (`OPENAI_*`, `CODEX_*`) reach codex only: the commands it runs get
+ * the smaller environment plan.ts pins in every thread's `shell_environment_policy` (the names
+ * below without `OPENAI_*`/`CODEX_*`, plus the spec's `env`), and so does codex's shell snapshot.
  */
 
 /** Exact names passed through (proxy variables in both cases, as tools read either). */
