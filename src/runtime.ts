@@ -17,6 +17,8 @@ export interface ServeOptions {
   /** 0 picks a free port. */
   port: number;
   fetch: (request: Request) => Response | Promise<Response>;
+  /** PEM certificate and key (their text): serve HTTPS. */
+  tls?: { cert: string; key: string };
 }
 
 interface BunServer {
@@ -29,6 +31,7 @@ interface BunGlobal {
     port: number;
     fetch: ServeOptions["fetch"];
     idleTimeout?: number;
+    tls?: { cert: string; key: string };
   }): BunServer;
   version: string;
 }
@@ -38,7 +41,13 @@ interface DenoHttpServer {
 }
 interface DenoGlobal {
   serve(
-    options: { hostname: string; port: number; onListen?: () => void },
+    options: {
+      hostname: string;
+      port: number;
+      onListen?: () => void;
+      cert?: string;
+      key?: string;
+    },
     handler: ServeOptions["fetch"],
   ): DenoHttpServer;
   version: { deno: string };
@@ -54,24 +63,30 @@ export const runtimeName: string = runtimeGlobals.Bun
 
 export function serve(options: ServeOptions): Server {
   const host = options.hostname.includes(":") ? `[${options.hostname}]` : options.hostname;
+  const scheme = options.tls ? "https" : "http";
   if (runtimeGlobals.Bun) {
     // idleTimeout 0: SSE streams stay open for as long as the client reads them.
     const server = runtimeGlobals.Bun.serve({ ...options, idleTimeout: 0 });
     let stopped: Promise<void> | undefined;
     return {
-      url: `http://${host}:${server.port}`,
+      url: `${scheme}://${host}:${server.port}`,
       port: server.port,
       stop: () => (stopped ??= Promise.resolve(server.stop(true))),
     };
   }
   if (runtimeGlobals.Deno) {
     const server = runtimeGlobals.Deno.serve(
-      { hostname: options.hostname, port: options.port, onListen: () => {} },
+      {
+        hostname: options.hostname,
+        port: options.port,
+        onListen: () => {},
+        ...(options.tls && { cert: options.tls.cert, key: options.tls.key }),
+      },
       options.fetch,
     );
     let stopped: Promise<void> | undefined;
     return {
-      url: `http://${host}:${server.addr.port}`,
+      url: `${scheme}://${host}:${server.addr.port}`,
       port: server.addr.port,
       stop: () => (stopped ??= server.shutdown()),
     };

@@ -3,7 +3,7 @@
  * tests call `app.request()`. Routes are declared with zod schemas, which both validate and
  * generate `/v1/openapi.json`.
  */
-import { createRoute, OpenAPIHono, type z } from "@hono/zod-openapi";
+import { createRoute, OpenAPIHono, z } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import { HTTPException } from "hono/http-exception";
@@ -11,7 +11,18 @@ import { matchedRoutes } from "hono/route";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import { CodexdError, errorMessage, InvalidInput, RpcError } from "../errors.ts";
 import * as S from "./api-schemas.ts";
-import { bearerAuth } from "./auth.ts";
+import { bearerAuth, isAuthenticated } from "./auth.ts";
+import {
+  allowedHosts,
+  DEFAULT_LIMITS,
+  type HttpLimits,
+  isSameOrigin,
+  jsonTooDeep,
+  type ListenAddress,
+  MAX_JSON_DEPTH,
+  metadataProblem,
+  RETRY_AFTER_SECONDS,
+} from "./http-edge.ts";
 import { createDaemonMetrics, type DaemonMetrics } from "./metrics.ts";
 import type { SessionService } from "./service.ts";
 import { type KeepAliveTimers, sseResponse } from "./sse.ts";
@@ -32,6 +43,14 @@ export interface CreateAppOptions {
   /** Milliseconds clock for request latency. */
   now?: () => number;
   version?: string;
+  /**
+   * Where the server listens: only this host and the loopback names, with its port, are
+   * accepted in `Host` (else 421). Read per request, so the port can be the one bound after
+   * listening on port 0. Without it (`app.request()` in tests) any Host is served.
+   */
+  listen?: () => ListenAddress;
+  /** Live sessions and open event streams at once (429 over them); DEFAULT_LIMITS by default. */
+  limits?: Partial<HttpLimits>;
 }
 
 export type CodexdApp = OpenAPIHono;
@@ -85,6 +104,26 @@ const STATUS_BY_CODE: Record<string, ContentfulStatusCode> = {
   request_aborted: 503,
 };
 
+/** Over a limit on sessions or streams: 429 with `Retry-After`. */
+class TooManyRequests extends CodexdError {
+  constructor(message: string) {
+    super("too_many_requests", message);
+  }
+}
+
+function checkMetadata(metadata: unknown): void {
+  const problem = metadataProblem(metadata);
+  if (problem) throw new InvalidInput(`metadata ${problem}`, "metadata");
+}
+
+/** Sessions running or idle: from health when the service counts them, else from the list. */
+async function liveSessions(service: SessionService): Promise<number> {
+  const live = (await service.health()).sessions?.live;
+  if (live !== undefined) return live;
+  return (await service.list()).filter((s) => s.status === "running" || s.status === "idle")
+    .length;
+}
+
 // ---------------------------------------------------------------------------------------------
 // Routes
 
@@ -99,9 +138,14 @@ const body = <T extends z.ZodType>(schema: T) => ({
 const errors = {
   400: json(S.ErrorBody, "Invalid input; `details` lists `{path, message}`"),
   401: json(S.ErrorBody, "Missing or wrong bearer token"),
+  403: json(S.ErrorBody, "A cross-origin `Origin` header"),
   404: json(S.ErrorBody, "Unknown session or request"),
   409: json(S.ErrorBody, "Wrong state"),
+  421: json(S.ErrorBody, "A `Host` that is not the listening address or a loopback name"),
   503: json(S.ErrorBody, "codex is down or the daemon is stopping"),
+};
+const limited = {
+  429: json(S.ErrorBody, "Over limits.maxLiveSessions or limits.maxEventStreams; see Retry-After"),
 };
 const bodyErrors = {
   ...errors,
@@ -109,12 +153,22 @@ const bodyErrors = {
   415: json(S.ErrorBody, "Not application/json"),
 };
 
+/** What `GET /v1/health` tells a caller without a token: up or not, nothing else. */
+const PublicHealth = z.object({ status: S.HealthStatus }).openapi("PublicHealth");
+
 const routes = {
   health: createRoute({
     method: "get",
     path: "/v1/health",
     security: [],
-    responses: { 200: json(S.Health, "Daemon and codex health (no token needed)") },
+    responses: {
+      200: json(
+        z.union([S.Health, PublicHealth]),
+        "Without a token only `{status}`; with the bearer token the details (codex's pid, " +
+          "state and stderr while degraded, problems, sessions)",
+      ),
+      401: json(S.ErrorBody, "A wrong bearer token"),
+    },
   }),
   capabilities: createRoute({
     method: "get",
@@ -125,7 +179,7 @@ const routes = {
     method: "post",
     path: "/v1/sessions",
     request: { body: body(S.Spec) },
-    responses: { 201: json(S.SpawnResult, "Session spawned"), ...bodyErrors },
+    responses: { 201: json(S.SpawnResult, "Session spawned"), ...bodyErrors, ...limited },
   }),
   list: createRoute({
     method: "get",
@@ -154,7 +208,7 @@ const routes = {
     method: "post",
     path: "/v1/sessions/{id}/resume",
     request: { params: S.SessionParams, body: body(S.Spec) },
-    responses: { 201: json(S.SpawnResult, "Session resumed"), ...bodyErrors },
+    responses: { 201: json(S.SpawnResult, "Session resumed"), ...bodyErrors, ...limited },
   }),
   inject: createRoute({
     method: "post",
@@ -183,6 +237,7 @@ const routes = {
         },
       },
       ...errors,
+      ...limited,
     },
   }),
   approvals: createRoute({
@@ -245,6 +300,26 @@ export function createApp(options: CreateAppOptions): CodexdApp {
   const now = options.now ?? (() => performance.now());
   const logError = options.logError ??
     ((message: string, error: unknown) => console.error(message, error));
+  const limits: HttpLimits = { ...DEFAULT_LIMITS, ...options.limits };
+  let openStreams = 0;
+  let openingSessions = 0;
+
+  /** Runs a spawn or resume while a slot is free; sessions being opened hold one too. */
+  const withSessionSlot = async <T>(open: () => Promise<T>): Promise<T> => {
+    const live = await liveSessions(service);
+    if (live + openingSessions >= limits.maxLiveSessions) {
+      throw new TooManyRequests(
+        `${live} sessions are live, the most this daemon runs at once (limits.maxLiveSessions); ` +
+          `stop one or try again later`,
+      );
+    }
+    openingSessions++;
+    try {
+      return await open();
+    } finally {
+      openingSessions--;
+    }
+  };
 
   const app = new OpenAPIHono({
     defaultHook: (result, c) => {
@@ -273,6 +348,41 @@ export function createApp(options: CreateAppOptions): CodexdApp {
     );
   });
 
+  // Host and Origin before anything else: a page on another site, or a name rebound to this
+  // address, gets nothing (not even the public health answer).
+  const hostsFor = (() => {
+    let cached: { key: string; hosts: Set<string> } | undefined;
+    return (listen: ListenAddress) => {
+      const key = JSON.stringify(listen);
+      if (cached?.key !== key) cached = { key, hosts: allowedHosts(listen) };
+      return cached.hosts;
+    };
+  })();
+  app.use("*", async (c, next) => {
+    const url = new URL(c.req.url);
+    const host = (c.req.header("host") ?? url.host).toLowerCase();
+    const listen = options.listen?.();
+    if (listen && !hostsFor(listen).has(host)) {
+      return errorResponse(
+        c,
+        421,
+        "misdirected_request",
+        `Host ${JSON.stringify(host)} is not served here; use the address codexd listens on ` +
+          `or a loopback name with port ${listen.port}`,
+      );
+    }
+    const origin = c.req.header("origin");
+    if (origin !== undefined && !isSameOrigin(origin, url.protocol, host)) {
+      return errorResponse(
+        c,
+        403,
+        "cross_origin",
+        `Origin ${JSON.stringify(origin)} is not allowed: codexd serves no other site`,
+      );
+    }
+    await next();
+  });
+
   app.use(
     "*",
     bearerAuth({
@@ -296,6 +406,22 @@ export function createApp(options: CreateAppOptions): CodexdApp {
         errorResponse(c, 413, "body_too_large", `Request body is over ${MAX_BODY_BYTES} bytes`),
     }),
   );
+
+  // Any JSON body is scanned for its depth before a parser or validator recurses into it.
+  app.use("*", async (c, next) => {
+    if (c.req.raw.body === null || !/json/i.test(c.req.header("content-type") ?? "")) {
+      return await next();
+    }
+    const deep = jsonTooDeep(await c.req.text(), MAX_JSON_DEPTH);
+    if (deep) {
+      const where = deep.path || "body";
+      const message = `nests deeper than ${deep.limit} levels`;
+      return errorResponse(c, 400, "invalid_input", `Invalid request body: ${where}: ${message}`, [
+        { path: deep.path, message },
+      ]);
+    }
+    await next();
+  });
 
   app.openAPIRegistry.registerComponent("securitySchemes", "bearer", {
     type: "http",
@@ -324,6 +450,10 @@ export function createApp(options: CreateAppOptions): CodexdApp {
         );
       }
       return errorResponse(c, error.status as ContentfulStatusCode, "http_error", error.message);
+    }
+    if (error instanceof TooManyRequests) {
+      c.header("Retry-After", String(RETRY_AFTER_SECONDS));
+      return errorResponse(c, 429, "too_many_requests", error.message);
     }
     if (error instanceof CodexdError && STATUS_BY_CODE[error.code] !== undefined) {
       const details = error instanceof InvalidInput && error.field
@@ -364,12 +494,17 @@ export function createApp(options: CreateAppOptions): CodexdApp {
     return errorResponse(c, 404, "not_found", `No route ${c.req.method} ${c.req.path}`);
   });
 
-  app.openapi(routes.health, async (c) => c.json(S.Health.parse(await service.health()), 200));
+  app.openapi(routes.health, async (c) => {
+    const health = S.Health.parse(await service.health());
+    return c.json(isAuthenticated(c) ? health : { status: health.status }, 200);
+  });
 
   app.openapi(routes.capabilities, (c) => c.json(service.capabilities(), 200));
 
   app.openapi(routes.spawn, async (c) => {
-    const result = await service.spawn(c.req.valid("json"));
+    const spec = c.req.valid("json");
+    checkMetadata(spec.metadata);
+    const result = await withSessionSlot(() => service.spawn(spec));
     return c.json(S.SpawnResult.parse(result), 201);
   });
 
@@ -396,7 +531,10 @@ export function createApp(options: CreateAppOptions): CodexdApp {
   });
 
   app.openapi(routes.resume, async (c) => {
-    const result = await service.resume(c.req.valid("param").id, c.req.valid("json"));
+    const spec = c.req.valid("json");
+    checkMetadata(spec.metadata);
+    const id = c.req.valid("param").id;
+    const result = await withSessionSlot(() => service.resume(id, spec));
     return c.json(S.SpawnResult.parse(result), 201);
   });
 
@@ -422,10 +560,18 @@ export function createApp(options: CreateAppOptions): CodexdApp {
     }
     // Unknown sessions get a 404 rather than an empty stream.
     await service.get(id);
+    if (openStreams >= limits.maxEventStreams) {
+      throw new TooManyRequests(
+        `${openStreams} event streams are open, the most this daemon serves at once ` +
+          `(limits.maxEventStreams); close one or try again later`,
+      );
+    }
+    openStreams++;
     const response = sseResponse((signal) => service.events(id, { after, signal }), {
       requestSignal: c.req.raw.signal,
       keepAliveMs: options.keepAliveMs,
       timers: options.timers,
+      onClose: () => openStreams--,
       onError: (error) => logError(`Event stream of session ${id} failed`, error),
     });
     return response as never;

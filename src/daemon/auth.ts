@@ -3,7 +3,7 @@
  * neither the comparison time nor a length mismatch tells an attacker anything about the token.
  */
 import { createHash, timingSafeEqual } from "node:crypto";
-import type { MiddlewareHandler } from "hono";
+import type { Context, MiddlewareHandler } from "hono";
 
 function digest(value: string): Buffer {
   return createHash("sha256").update(value, "utf8").digest();
@@ -17,9 +17,20 @@ export function tokenMatches(header: string | undefined, expected: Buffer): bool
   return timingSafeEqual(presented, expected) && match !== null;
 }
 
+/** Requests that presented the right token (public routes answer more to them). */
+const authenticated = new WeakSet<Context>();
+
+/** True when this request presented the right token. */
+export function isAuthenticated(c: Context): boolean {
+  return authenticated.has(c);
+}
+
 export interface BearerAuthOptions {
   token: string;
-  /** Requests that need no token (`GET /v1/health`). */
+  /**
+   * Requests that need no token (`GET /v1/health`). One that sends a token anyway has it
+   * checked: a wrong one is refused, the right one marks the request authenticated.
+   */
   isPublic: (method: string, path: string) => boolean;
   /** Builds the 401 answer. */
   reject: (c: Parameters<MiddlewareHandler>[0]) => Response;
@@ -29,11 +40,13 @@ export function bearerAuth(options: BearerAuthOptions): MiddlewareHandler {
   if (options.token.length === 0) throw new Error("Cannot build auth: the token is empty");
   const expected = digest(options.token);
   return async (c, next) => {
-    if (options.isPublic(c.req.method, c.req.path)) return await next();
-    if (!tokenMatches(c.req.header("authorization"), expected)) {
+    const header = c.req.header("authorization");
+    if (!header && options.isPublic(c.req.method, c.req.path)) return await next();
+    if (!tokenMatches(header, expected)) {
       c.header("WWW-Authenticate", 'Bearer realm="codexd"');
       return options.reject(c);
     }
+    authenticated.add(c);
     await next();
   };
 }

@@ -12,6 +12,7 @@ import { z } from "zod";
 import { CodexdError } from "../errors.ts";
 import { codexHomeRoot } from "../provider/codex/codex-home.ts";
 import { McpServer } from "../provider/spec.ts";
+import { DEFAULT_LIMITS } from "./http-edge.ts";
 
 export const DEFAULT_PORT = 7420;
 
@@ -23,6 +24,16 @@ const ConfigFile = z.strictObject({
     port: z.number().int().min(0).max(65535).optional(),
     tokenFile: z.string().min(1).optional(),
     allowRemote: z.boolean().optional(),
+    /** PEM files; required for `allowRemote` (a token is never sent in plain text off the host). */
+    tls: z.strictObject({ cert: z.string().min(1), key: z.string().min(1) }).optional(),
+    /** More `Host` names clients may use, e.g. the DNS name in the certificate. */
+    allowedHosts: z.array(z.string().regex(/^[A-Za-z0-9.:[\]-]+$/)).optional(),
+  }).optional(),
+  limits: z.strictObject({
+    /** Sessions running or idle at once; more get 429. */
+    maxLiveSessions: z.number().int().min(1).optional(),
+    /** Open SSE event streams at once; more get 429. */
+    maxEventStreams: z.number().int().min(1).optional(),
   }).optional(),
   stateDir: z.string().min(1).optional(),
   codex: z.strictObject({
@@ -30,6 +41,11 @@ const ConfigFile = z.strictObject({
     args: z.array(z.string()).optional(),
     env: z.record(z.string(), z.string()).optional(),
     home: z.string().min(1).optional(),
+    /**
+     * The account codex and every agent command run as when the daemon runs as root: a name,
+     * a uid, or `uid:gid`. It must not be able to read the state dir (token, database).
+     */
+    user: z.string().regex(/^(?:[a-z_][a-z0-9_.-]*\$?|\d+(?::\d+)?)$/i).optional(),
   }).optional(),
   policies: z.strictObject({
     dir: z.string().min(1).optional(),
@@ -50,13 +66,24 @@ const ConfigFile = z.strictObject({
 export type ConfigFile = z.infer<typeof ConfigFile>;
 
 export interface ResolvedConfig {
-  server: { host: string; port: number; tokenFile?: string; allowRemote: boolean };
+  server: {
+    host: string;
+    port: number;
+    tokenFile?: string;
+    allowRemote: boolean;
+    /** Absolute paths of the PEM certificate and key. */
+    tls?: { cert: string; key: string };
+    allowedHosts: string[];
+  };
+  limits: { maxLiveSessions: number; maxEventStreams: number };
   stateDir: string;
   codex: {
     bin?: string;
     args: string[];
     env: Record<string, string>;
     home: string;
+    /** `codex.user` as written; serve.ts resolves it (see agent-user.ts). */
+    user?: string;
   };
   policies: { dir: string; default: string };
   events: { retention?: number };
@@ -118,20 +145,56 @@ export function loadConfig({ args, cwd, env }: LoadConfigInput): ResolvedConfig 
       `Refusing to listen on ${host}: it is not a loopback address; pass --allow-remote to allow it`,
     );
   }
+  const tls = file.server?.tls && {
+    cert: fromFile(file.server.tls.cert)!,
+    key: fromFile(file.server.tls.key)!,
+  };
+  if (allowRemote && !tls) {
+    throw new ConfigError(
+      "Refusing --allow-remote without TLS: the token would cross the network in plain text; " +
+        "set server.tls.cert and server.tls.key (PEM files) in the config file",
+    );
+  }
+  for (const [name, pem] of Object.entries(tls ?? {})) {
+    try {
+      readFileSync(pem);
+    } catch (error) {
+      throw new ConfigError(`Cannot read server.tls.${name} ${pem}: ${(error as Error).message}`, {
+        cause: error,
+      });
+    }
+  }
   const stateDir = fromCwd(flags["state-dir"]) ?? fromFile(file.stateDir) ??
     path.resolve(cwd, ".codexd");
   const notes: string[] = [];
-  const home = fromFile(file.codex?.home) ?? defaultCodexHome(stateDir, env, notes);
+  const user = file.codex?.user;
+  const home = fromFile(file.codex?.home) ??
+    (user === undefined
+      ? defaultCodexHome(stateDir, env, notes)
+      : agentCodexHome(stateDir, env, notes));
+  if (user !== undefined) checkAgentPaths(stateDir, home, fromFile(file.server?.tokenFile));
   const tokenFile = fromFile(file.server?.tokenFile);
   const bin = fromFile(file.codex?.bin) ?? env.CODEX_BIN;
   return {
-    server: { host, port, allowRemote, ...(tokenFile !== undefined && { tokenFile }) },
+    server: {
+      host,
+      port,
+      allowRemote,
+      ...(tokenFile !== undefined && { tokenFile }),
+      ...(tls && { tls }),
+      allowedHosts: file.server?.allowedHosts ?? [],
+    },
+    limits: {
+      maxLiveSessions: file.limits?.maxLiveSessions ?? DEFAULT_LIMITS.maxLiveSessions,
+      maxEventStreams: file.limits?.maxEventStreams ?? DEFAULT_LIMITS.maxEventStreams,
+    },
     stateDir,
     codex: {
       ...(bin !== undefined && bin !== "" && { bin }),
       args: file.codex?.args ?? [],
       env: file.codex?.env ?? {},
       home,
+      ...(user !== undefined && { user }),
     },
     policies: {
       dir: fromCwd(flags.policies) ?? fromFile(file.policies?.dir) ?? path.resolve(cwd, "policies"),
@@ -231,6 +294,46 @@ function defaultCodexHome(
   const home = codexHomeRoot(preferred, path.join("codex-homes", id), env);
   if (home !== preferred) notes.push(`state dir is in the temp folder; CODEX_HOME is ${home}`);
   return home;
+}
+
+/**
+ * The codex home of a separate agent user: it must be that user's and so outside the state dir
+ * (0700, the daemon's): `<stateDir>-codex-home` beside it (or in the cache when the state dir is
+ * in the temp folder, as for the default).
+ */
+function agentCodexHome(
+  stateDir: string,
+  env: Readonly<Record<string, string | undefined>>,
+  notes: string[],
+): string {
+  const preferred = `${stateDir}-codex-home`;
+  const id = createHash("sha256").update(stateDir).digest("hex").slice(0, 16);
+  const home = codexHomeRoot(preferred, path.join("codex-homes", `${id}-agent`), env);
+  if (home !== preferred) notes.push(`state dir is in the temp folder; CODEX_HOME is ${home}`);
+  return home;
+}
+
+function inside(child: string, parent: string): boolean {
+  const relative = path.relative(parent, child);
+  return relative === "" || (!relative.startsWith("..") && !path.isAbsolute(relative));
+}
+
+/**
+ * With `codex.user` the codex home is handed to that user, so it may neither hold nor sit inside
+ * what the user must not read: the state dir and the token file.
+ */
+function checkAgentPaths(stateDir: string, home: string, tokenFile: string | undefined): void {
+  if (inside(home, stateDir) || inside(stateDir, home)) {
+    throw new ConfigError(
+      `codex.home ${home} and the state dir ${stateDir} overlap: with codex.user the codex home ` +
+        `belongs to that user, the state dir (token, database) must stay out of its reach`,
+    );
+  }
+  if (tokenFile !== undefined && inside(tokenFile, home)) {
+    throw new ConfigError(
+      `server.tokenFile ${tokenFile} is inside codex.home ${home}, which codex.user owns`,
+    );
+  }
 }
 
 export interface LoadedToken {

@@ -9,7 +9,7 @@
  * When ready it prints exactly one JSON line to stdout:
  * `{"event":"listening","url":"http://127.0.0.1:PORT","pid":N}`. Logs go to stderr.
  */
-import { existsSync, mkdirSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -20,6 +20,8 @@ import { PolicyStore } from "../approval/policy-store.ts";
 import { defaultShellAnalyzer } from "../approval/shell-analyzer.ts";
 import { embeddedAssets } from "../assets.ts";
 import { errorMessage } from "../errors.ts";
+import { restrictUmask, tightenStateDir } from "../file-modes.ts";
+import { type AgentUser, resolveAgentUser } from "../provider/codex/agent-user.ts";
 import { startCodexChild } from "../provider/codex/child.ts";
 import type { RetryPolicy } from "../provider/codex/retry.ts";
 import { checkProtocolDrift, generateSchema } from "../provider/codex/drift.ts";
@@ -43,7 +45,7 @@ Options:
   --port PORT        port to listen on; 0 picks a free one (default 7420)
   --state-dir DIR    sessions, events, token and codex's home (default .codexd)
   --policies DIR     fleet policy files (default policies)
-  --allow-remote     allow a non-loopback --host
+  --allow-remote     allow a non-loopback --host (needs server.tls.cert/key in the config)
   -h, --help         show this help
 
 Signals: SIGTERM/SIGINT stop gracefully; SIGHUP reloads the policies.`;
@@ -64,6 +66,8 @@ export async function serveCommand(args: string[]): Promise<number> {
     console.log(SERVE_HELP);
     return 0;
   }
+  // Before anything is written: whatever codexd creates is its own (0600 files, 0700 folders).
+  restrictUmask();
   let config: ResolvedConfig;
   try {
     config = loadConfig({ args, cwd: process.cwd(), env: process.env });
@@ -107,8 +111,12 @@ export async function startDaemon(
   config: ResolvedConfig,
   deps: DaemonDeps = {},
 ): Promise<RunningDaemon> {
+  restrictUmask();
   mkdirSync(config.stateDir, { recursive: true, mode: 0o700 });
+  const tightened = tightenStateDir(config.stateDir);
+  if (tightened.length > 0) log("info", "made the state dir private (0700/0600)", { tightened });
   for (const note of config.notes) log("info", note);
+  const agentUser = agentIdentity(config);
   const ledger = new PidLedger(config.stateDir);
   ledger.claim();
   const orphan = await ledger.reapOrphan();
@@ -116,6 +124,11 @@ export async function startDaemon(
 
   const token = loadOrCreateToken(config.stateDir, config.server.tokenFile);
   if (token.created) log("info", "generated an API token", { path: token.path });
+  if (agentUser && statSync(token.path).uid === agentUser.uid) {
+    throw new Error(
+      `token file ${token.path} belongs to codex.user ${agentUser.name}, who must not read it`,
+    );
+  }
 
   const store = Store.open(join(config.stateDir, "codexd.db"), {
     // The events of that commit were never handed to a client; say loudly that they are gone.
@@ -148,6 +161,7 @@ export async function startDaemon(
         ...(config.codex.bin !== undefined && { binary: config.codex.bin }),
         extraArgs: config.codex.args,
         extraEnv: config.codex.env,
+        ...(agentUser && { user: agentUser }),
         searchFrom: [process.cwd()],
         ...(deps.rpcRetry && { retry: deps.rpcRetry }),
         onRetry: ({ method }) => metrics.rpcRetries.inc({ method }),
@@ -215,11 +229,25 @@ export async function startDaemon(
     token: token.token,
     metrics,
     version: embeddedAssets.version ?? "0.1.0",
+    listen: () => ({
+      hostname: config.server.host,
+      // Asked per request, so after listening: the bound port when the config said 0.
+      port: server.port,
+      tls: config.server.tls !== undefined,
+      extraHosts: config.server.allowedHosts,
+    }),
+    limits: config.limits,
   });
   const server = serve({
     hostname: config.server.host,
     port: config.server.port,
     fetch: app.fetch,
+    ...(config.server.tls && {
+      tls: {
+        cert: readFileSync(config.server.tls.cert, "utf8"),
+        key: readFileSync(config.server.tls.key, "utf8"),
+      },
+    }),
   });
 
   process.once("SIGTERM", () => void stop());
@@ -231,13 +259,47 @@ export async function startDaemon(
   return { url: server.url, stopped, stop, journal };
 }
 
+/**
+ * The account codex runs as (`codex.user`), or undefined to run it as the daemon's own. As root
+ * without codex.user every agent command runs as root: allowed (a single-user machine, a
+ * container) but said loudly. codex.user needs root, unless it is the daemon's own account.
+ */
+function agentIdentity(config: ResolvedConfig): AgentUser | undefined {
+  const uid = process.getuid?.();
+  if (config.codex.user === undefined) {
+    if (uid === 0) {
+      log(
+        "warn",
+        "codexd runs as root and codex.user is not set: codex and every agent command run as " +
+          "root and can read the API token and the state database. Set codex.user to an " +
+          "unprivileged account (README: Deploying with a separate agent user)",
+      );
+    }
+    return undefined;
+  }
+  const user = resolveAgentUser(config.codex.user);
+  if (uid === user.uid) return undefined;
+  if (uid !== 0) {
+    throw new Error(
+      `codex.user ${config.codex.user} needs the daemon to run as root (it runs as uid ${uid})`,
+    );
+  }
+  log("info", "codex and agent commands run as a separate account", {
+    user: user.name,
+    uid: user.uid,
+    gid: user.gid,
+    codexHome: config.codex.home,
+  });
+  return user;
+}
+
 /** The configured policies folder, or the embedded built-in policies when it does not exist. */
 function policiesDir(config: ResolvedConfig): string {
   if (existsSync(config.policies.dir)) return config.policies.dir;
   const builtin = join(config.stateDir, "builtin-policies");
-  mkdirSync(builtin, { recursive: true });
+  mkdirSync(builtin, { recursive: true, mode: 0o700 });
   for (const [name, text] of Object.entries(embeddedAssets.policies ?? {})) {
-    writeFileSync(join(builtin, `${name}.yaml`), text);
+    writeFileSync(join(builtin, `${name}.yaml`), text, { mode: 0o600 });
   }
   log("warn", "policies folder not found; using the built-in policies", {
     dir: config.policies.dir,

@@ -11,6 +11,7 @@
  * event. Reads on this connection see the open transaction's rows. Whatever must only happen once
  * a write is durable (handing an event to SSE clients) waits for `afterCommit`.
  */
+import { chmodSync, closeSync, existsSync, openSync, statSync } from "node:fs";
 import { DatabaseSync, type StatementSync } from "node:sqlite";
 import { z } from "zod";
 import { CodexdError } from "../errors.ts";
@@ -138,17 +139,29 @@ export class Store {
     }
   }
 
-  /** Opens (creating if needed) the database at `path`; `:memory:` for tests. */
+  /**
+   * Opens (creating if needed) the database at `path`; `:memory:` for tests. The file and its
+   * `-wal` and `-shm` companions are 0600 (SQLite gives the companions the database's mode),
+   * whatever they were before: they hold every session's events.
+   */
   static open(path: string, options: StoreOptions = {}): Store {
     let db: DatabaseSync;
+    const onDisk = path !== ":memory:" && !path.startsWith("file:");
     try {
+      if (onDisk && !existsSync(path)) closeSync(openSync(path, "a", 0o600));
       db = new DatabaseSync(path);
     } catch (error) {
       throw new StoreCorrupt(`Cannot open state database ${path}: ${String(error)}`, {
         cause: error,
       });
     }
-    return new Store(db, options);
+    const store = new Store(db, options);
+    if (onDisk) {
+      for (const file of [path, `${path}-wal`, `${path}-shm`]) {
+        if (existsSync(file) && (statSync(file).mode & 0o077) !== 0) chmodSync(file, 0o600);
+      }
+    }
+    return store;
   }
 
   /** Runs `fn` inside this turn's transaction, opening it (and scheduling its commit) if needed. */

@@ -84,20 +84,22 @@ function frames(text: string): Array<{ id: string; event: string; data: Record<s
 }
 
 describe("happy paths", () => {
-  test("health needs no token", async () => {
-    const { app } = setup();
+  test("health needs no token, and then says only its status; with the token the details", async () => {
+    const { app, call } = setup();
     const res = await app.request("/v1/health");
     expect(res.status).toBe(200);
-    expect(await res.json()).toMatchObject({
+    expect(await res.json()).toEqual({ status: "ok" });
+    expect(await (await call("/v1/health")).json()).toMatchObject({
       status: "ok",
       codex: { pid: 4242, state: "running" },
     });
   });
 
-  test("health reports drift problems and stderr while degraded", async () => {
-    const { app, service } = setup();
+  test("health reports drift problems and stderr while degraded (to the token holder)", async () => {
+    const { app, call, service } = setup();
     service.down = true;
-    const body = await (await app.request("/v1/health")).json();
+    expect(await (await app.request("/v1/health")).json()).toEqual({ status: "degraded" });
+    const body = await (await call("/v1/health")).json();
     expect(body).toMatchObject({ status: "degraded", problems: ["codex exited with code 1"] });
     expect(body.stderr).toEqual(["panic: boom"]);
   });

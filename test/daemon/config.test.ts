@@ -95,9 +95,94 @@ describe("loadConfig", () => {
     expect(() => loadConfig({ args, cwd: "/x", env: {} })).toThrow(message);
   });
 
-  test("a non-loopback host is allowed with --allow-remote", () => {
-    const config = loadConfig({ args: ["--host", "0.0.0.0", "--allow-remote"], cwd: "/", env: {} });
-    expect(config.server).toMatchObject({ host: "0.0.0.0", allowRemote: true });
+  test("a non-loopback host is allowed with --allow-remote and TLS", async () => {
+    await withDir(async (dir) => {
+      await writeFile(path.join(dir, "cert.pem"), "CERT");
+      await writeFile(path.join(dir, "key.pem"), "KEY");
+      const file = path.join(dir, "codexd.jsonc");
+      await writeFile(file, `{ "server": { "tls": { "cert": "cert.pem", "key": "key.pem" } } }`);
+      const config = loadConfig({
+        args: ["--config", file, "--host", "0.0.0.0", "--allow-remote"],
+        cwd: "/",
+        env: {},
+      });
+      expect(config.server).toMatchObject({
+        host: "0.0.0.0",
+        allowRemote: true,
+        tls: { cert: path.join(dir, "cert.pem"), key: path.join(dir, "key.pem") },
+      });
+    });
+  });
+
+  test("--allow-remote without TLS is refused, with or without a remote host", async () => {
+    for (const args of [["--host", "0.0.0.0", "--allow-remote"], ["--allow-remote"]]) {
+      expect(() => loadConfig({ args, cwd: "/", env: {} })).toThrow(
+        /Refusing --allow-remote without TLS.*server\.tls\.cert and server\.tls\.key/,
+      );
+    }
+    await withDir(async (dir) => {
+      const file = path.join(dir, "codexd.jsonc");
+      await writeFile(file, `{ "server": { "host": "10.0.0.5", "allowRemote": true } }`);
+      expect(() => loadConfig({ args: ["--config", file], cwd: "/", env: {} })).toThrow(
+        ConfigError,
+      );
+      // TLS files that cannot be read are refused at load, naming the key.
+      await writeFile(
+        file,
+        `{ "server": { "allowRemote": true, "tls": { "cert": "nope.pem", "key": "nope.pem" } } }`,
+      );
+      expect(() => loadConfig({ args: ["--config", file], cwd: "/", env: {} })).toThrow(
+        /Cannot read server\.tls\.cert .*nope\.pem/,
+      );
+    });
+  });
+
+  test("limits and allowedHosts: defaults, and from the file", async () => {
+    expect(loadConfig({ args: [], cwd: "/x", env: {} })).toMatchObject({
+      limits: { maxLiveSessions: 500, maxEventStreams: 1000 },
+      server: { allowedHosts: [] },
+    });
+    await withDir(async (dir) => {
+      const file = path.join(dir, "codexd.jsonc");
+      await writeFile(
+        file,
+        `{ "limits": { "maxLiveSessions": 3, "maxEventStreams": 7 },
+           "server": { "allowedHosts": ["codexd.internal"] } }`,
+      );
+      expect(loadConfig({ args: ["--config", file], cwd: "/", env: {} })).toMatchObject({
+        limits: { maxLiveSessions: 3, maxEventStreams: 7 },
+        server: { allowedHosts: ["codexd.internal"] },
+      });
+      await writeFile(file, `{ "limits": { "maxLiveSessions": 0 } }`);
+      expect(() => loadConfig({ args: ["--config", file], cwd: "/", env: {} })).toThrow(
+        /limits\.maxLiveSessions/,
+      );
+    });
+  });
+
+  test("codex.user: its codex home lives beside the state dir, never inside it", async () => {
+    await withDir(async (dir) => {
+      const file = path.join(dir, "codexd.jsonc");
+      await writeFile(file, `{ "stateDir": "/srv/codexd/state", "codex": { "user": "agent" } }`);
+      const config = loadConfig({ args: ["--config", file], cwd: "/", env: ENV });
+      expect(config.codex).toMatchObject({
+        user: "agent",
+        home: "/srv/codexd/state-codex-home",
+      });
+      for (const home of ["/srv/codexd/state/codex-home", "/srv/codexd"]) {
+        await writeFile(
+          file,
+          `{ "stateDir": "/srv/codexd/state", "codex": { "user": "agent", "home": "${home}" } }`,
+        );
+        expect(() => loadConfig({ args: ["--config", file], cwd: "/", env: ENV })).toThrow(
+          /codex\.home .* and the state dir .* overlap/,
+        );
+      }
+      await writeFile(file, `{ "codex": { "user": "bad user!" } }`);
+      expect(() => loadConfig({ args: ["--config", file], cwd: "/", env: ENV })).toThrow(
+        /codex\.user/,
+      );
+    });
   });
 });
 

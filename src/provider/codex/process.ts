@@ -8,6 +8,9 @@
  *   app-server exits on stdin EOF (verified on 0.169.0, see test/process.test.ts).
  * - stderr goes to a bounded ring (quoted in failure messages) and to the logger, never into the
  *   protocol stream.
+ * - With `user` (codex.user) it runs as that account: uid, primary gid, no supplementary groups,
+ *   HOME/USER/LOGNAME of the account, a CODEX_HOME the account owns (see agent-user.ts).
+ * - It gets the umask the daemon was started with, not codexd's own 077 (file-modes.ts).
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { readdirSync, readFileSync } from "node:fs";
@@ -15,6 +18,8 @@ import { mkdir } from "node:fs/promises";
 import { Readable } from "node:stream";
 import { z } from "zod";
 import { ConnectionClosed, errorMessage, ProviderUnavailable } from "../../errors.ts";
+import { withInheritedUmask } from "../../file-modes.ts";
+import { type AgentUser, agentUserEnv, prepareAgentCodexHome } from "./agent-user.ts";
 import { type BinarySource, resolveCodexBinary, type ResolvedBinary } from "./binary.ts";
 import { buildChildEnv } from "./child-env.ts";
 import { JsonRpcConnection } from "./jsonrpc.ts";
@@ -72,8 +77,10 @@ export interface CodexProcessOptions<R extends CodexRpc = JsonRpcConnection> {
   inheritedEnv?: Readonly<Record<string, string | undefined>>;
   /** Variables the configuration adds explicitly. */
   extraEnv?: Readonly<Record<string, string>>;
-  /** Working folder of the app-server process (default: the daemon's). */
+  /** Working folder of the app-server process (default: the daemon's; with `user` the codex home). */
   cwd?: string;
+  /** Run codex as this account (the daemon must be root); CODEX_HOME is handed to it. */
+  user?: AgentUser;
   /** Folders searched for node_modules/@openai/codex (default: the cwd). */
   searchFrom?: readonly string[];
   clientInfo?: { title?: string; version?: string };
@@ -153,24 +160,32 @@ export class CodexProcess<R extends CodexRpc = JsonRpcConnection> implements Asy
       searchFrom: options.searchFrom,
     });
     try {
-      await mkdir(options.codexHome, { recursive: true, mode: 0o700 });
+      if (options.user) prepareAgentCodexHome(options.codexHome, options.user);
+      else await mkdir(options.codexHome, { recursive: true, mode: 0o700 });
     } catch (error) {
       throw new ProviderUnavailable(
         `Cannot start codex: cannot create CODEX_HOME ${options.codexHome}: ${errorMessage(error)}`,
         { cause: error },
       );
     }
-    const child = spawn(binary.path, ["app-server", ...(options.extraArgs ?? [])], {
-      cwd: options.cwd,
-      env: buildChildEnv({
-        inherited: options.inheritedEnv ?? process.env,
-        extra: options.extraEnv,
-        codexHome: options.codexHome,
-      }),
-      stdio: ["pipe", "pipe", "pipe"],
-      // Own process group: stop() signals -pid, reaching everything codex started.
-      detached: true,
-    });
+    const user = options.user;
+    const child = withInheritedUmask(() =>
+      spawn(binary.path, ["app-server", ...(options.extraArgs ?? [])], {
+        cwd: options.cwd ?? (user ? options.codexHome : undefined),
+        env: {
+          ...buildChildEnv({
+            inherited: options.inheritedEnv ?? process.env,
+            extra: options.extraEnv,
+            codexHome: options.codexHome,
+          }),
+          ...(user && agentUserEnv(user)),
+        },
+        stdio: ["pipe", "pipe", "pipe"],
+        // Own process group: stop() signals -pid, reaching everything codex started.
+        detached: true,
+        ...(user && { uid: user.uid, gid: user.gid }),
+      })
+    );
     await spawned(child, binary);
     let codex: CodexProcess<R>;
     try {
