@@ -54,6 +54,7 @@ const policies = storeWith({
   open: OPEN,
   silent: SILENT,
   asking: ASKING,
+  "mcp-fleet": "version: 1\nname: mcp-fleet\nextends: [default]\nspec: { mcpServers: allow }\n",
 });
 const tmp = tempDir("codexd-spec-guard-");
 afterAll(() => {
@@ -256,8 +257,8 @@ describe("env: the built-in floor", () => {
 });
 
 describe("mcpServers", () => {
-  test("refused where the policy does not allow them (strict, or a policy that says nothing)", () => {
-    for (const policy of ["strict", "silent"]) {
+  test("refused where the policy does not allow them (default, strict, or saying nothing)", () => {
+    for (const policy of ["default", "strict", "silent"]) {
       expect(refusals({ policy, mcpServers: { docs: { command: "my-mcp" } } }))
         .toEqual([["mcpServers.docs", "mcpServers.not-allowed"]]);
     }
@@ -278,8 +279,18 @@ describe("mcpServers", () => {
   });
 
   test("the policy's deny rules apply", () => {
-    expect(refusals({ mcpServers: { p: { command: "npm", args: ["publish"] } } }))
+    expect(
+      refusals({ policy: "mcp-fleet", mcpServers: { p: { command: "npm", args: ["publish"] } } }),
+    )
       .toEqual([["mcpServers.p.command", "mcpServers.command"]]);
+  });
+
+  test("a marker-touching server command is refused unless the policy allows it outright", () => {
+    const evil = { x: { command: "sh", args: ["-c", "touch /tmp/marker"] } };
+    expect(refusals({ policy: "default", mcpServers: evil }))
+      .toEqual([["mcpServers.x", "mcpServers.not-allowed"]]);
+    expect(refusals({ policy: "asking", mcpServers: evil }))
+      .toEqual([["mcpServers.x.command", "mcpServers.command"]]);
   });
 
   test("judged by the policy alone: the spec's own permissions neither vouch nor object", () => {
@@ -294,6 +305,7 @@ describe("mcpServers", () => {
       mcpServers: { m: { command: "node", args: ["s.js"] } },
     })).toContainEqual(["mcpServers.m.command", "mcpServers.command"]);
     expect(refusals({
+      policy: "mcp-fleet",
       mcpServers: { m: { command: "my-mcp" } },
       permissionConfig: { allowPatterns: ["npm test"], defaultDecision: "ask" },
     })).toEqual([]);
@@ -301,6 +313,7 @@ describe("mcpServers", () => {
 
   test("a server's env goes through the floor and the policy's names", () => {
     expect(refusals({
+      policy: "mcp-fleet",
       mcpServers: {
         m: { command: "my-mcp", env: { LD_PRELOAD: "/x.so", API_KEY: "k", FOO: "1" } },
       },
@@ -310,9 +323,11 @@ describe("mcpServers", () => {
     ]);
   });
 
-  test("under the shipped default an ordinary server starts", () => {
-    expect(refusals({ mcpServers: { m: { command: "my-mcp", args: ["--port", "1"] } } }))
-      .toEqual([]);
+  test("under a fleet extending default with mcpServers: allow, an ordinary server starts", () => {
+    expect(refusals({
+      policy: "mcp-fleet",
+      mcpServers: { m: { command: "my-mcp", args: ["--port", "1"] } },
+    })).toEqual([]);
   });
 
   test("shellLine quotes so the analyzer reads back the same words", async () => {
@@ -445,6 +460,7 @@ describe("cwd", () => {
 describe("refusals", () => {
   test("every refusal is reported, each naming its field and rule", () => {
     const { refusals: all } = guard({
+      policy: "mcp-fleet",
       cwd: "/etc",
       env: { BASH_ENV: "/x" },
       sandbox: "danger-full-access",

@@ -28,6 +28,10 @@ mkdirSync(policyDir);
 for (const name of ["default", "strict"]) {
   tmp.write(`policies/${name}.yaml`, readFileSync(join(REPO_POLICIES, `${name}.yaml`), "utf8"));
 }
+tmp.write(
+  "policies/mcp-fleet.yaml",
+  "version: 1\nname: mcp-fleet\nextends: [default]\nspec: { mcpServers: allow }\n",
+);
 const WT = join(tmp.dir, "wt");
 const ROOTS = join(tmp.dir, "roots");
 const STATE = join(tmp.dir, "state");
@@ -113,8 +117,15 @@ const ATTACKS: Array<[string, Record<string, unknown>, string, string]> = [
     "mcpServers.not-allowed",
   ],
   [
+    "MCP servers under default",
+    { mcpServers: { x: { command: "sh", args: ["-c", "touch /tmp/marker"] } } },
+    "mcpServers.x",
+    "mcpServers.not-allowed",
+  ],
+  [
     "an MCP server whose command a built-in rule denies",
     {
+      policy: "mcp-fleet",
       mcpServers: { x: { command: "rm", args: ["-rf", "/"] } },
     },
     "mcpServers.x.command",
@@ -123,6 +134,7 @@ const ATTACKS: Array<[string, Record<string, unknown>, string, string]> = [
   [
     "an MCP server with LD_PRELOAD",
     {
+      policy: "mcp-fleet",
       mcpServers: { x: { command: "my-mcp", env: { LD_PRELOAD: "/x.so" } } },
     },
     "mcpServers.x.env.LD_PRELOAD",
@@ -175,6 +187,7 @@ describe("spawn refuses what the policy does not allow", () => {
     const res = await post("/v1/sessions", {
       prompt: "go",
       cwd: link,
+      policy: "mcp-fleet",
       env: { API_KEY: "k", GIT_AUTHOR_NAME: "bot" },
       mcpServers: { docs: { command: "my-mcp", args: ["--port", "1"], env: { DOCS_TOKEN: "t" } } },
       permissionConfig: { allowPatterns: ["npm test"], defaultDecision: "ask" },
