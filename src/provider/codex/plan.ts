@@ -142,7 +142,8 @@ export function commandEnvPolicy(env: Readonly<Record<string, string>> = {}): Re
  * its home's config.toml) when no trust level is configured for it. An explicit `untrusted` for
  * the folder, its project root and its git root (all of them are above or at `cwd`) leaves
  * nothing to decide: no file in the worktree changes codex's configuration, and nothing is
- * written to the codex home.
+ * written to the codex home. (codex 0.169 also reads a project's AGENTS.md only when it is
+ * trusted, so the worktree's AGENTS.md does not reach the model either.)
  */
 export function untrustedProjects(
   cwd: string,
