@@ -9,6 +9,7 @@
  * until it has caught up again, without slowing the writer or other sessions.
  */
 import type { StoredEvent } from "./api-schemas.ts";
+import type { Scrubber } from "./redact.ts";
 import type { EventInput, Store } from "./store.ts";
 
 export interface JournalOptions {
@@ -45,7 +46,12 @@ export class Journal {
   readonly #closed = new Set<string>();
   /** Sessions reopened in this process, so a stale `stopped` row does not close them. */
   readonly #open = new Set<string>();
-  readonly #scrubbers = new Map<string, <T>(value: T) => T>();
+  readonly #scrubbers = new Map<string, Scrubber>();
+  /**
+   * Per session, the streamed texts (by item) whose tail is held back because it could be the
+   * start of a secret (see redact.ts): shown with the stream's next piece, or when it ends.
+   */
+  readonly #held = new Map<string, Map<string, HeldText>>();
   /** Times a subscriber overflowed its buffer and went back to the database. */
   overflows = 0;
 
@@ -55,13 +61,70 @@ export class Journal {
   }
 
   /** Scrubs secrets from every later event of the session (see redact.ts). */
-  setScrubber(sessionId: string, scrub: (<T>(value: T) => T) | undefined): void {
+  setScrubber(sessionId: string, scrub: Scrubber | undefined): void {
+    this.#flush(sessionId); // what the previous scrubber held, shown under it
     if (scrub) this.#scrubbers.set(sessionId, scrub);
     else this.#scrubbers.delete(sessionId);
   }
 
-  /** Writes the event, then wakes the session's subscribers. Returns it as stored. */
+  /** A value about to be served for the session (not journaled), with its secrets scrubbed. */
+  scrub<T>(sessionId: string, value: T): T {
+    const scrub = this.#scrubbers.get(sessionId);
+    return scrub ? scrub(value) : value;
+  }
+
+  /**
+   * Writes the event, then wakes the session's subscribers. Returns it as stored. A streamed
+   * piece of text (`text.delta`) may be stored shorter than given, even empty: a tail that could
+   * start a secret is held back and shown with the next piece, or in a `text.delta` of its own
+   * just before the message it belongs to (or the turn's end).
+   */
   append(sessionId: string, entry: JournalEntry): StoredEvent {
+    const scrub = this.#scrubbers.get(sessionId);
+    if (!scrub) return this.#write(sessionId, entry);
+    const e = entry as JournalEntry & { text?: unknown; itemId?: unknown; turnId?: unknown };
+    if (e.type === "text.delta" && typeof e.text === "string") {
+      const key = streamKey(e);
+      const streams = this.#held.get(sessionId);
+      // Another item's text started: any other stream has ended.
+      for (const other of streams?.keys() ?? []) if (other !== key) this.#flush(sessionId, other);
+      const shown = scrub.stream(streams?.get(key)?.held ?? "", e.text);
+      if (shown.held) {
+        let map = this.#held.get(sessionId);
+        if (!map) this.#held.set(sessionId, map = new Map());
+        map.set(key, {
+          held: shown.held,
+          ...(typeof e.turnId === "string" && { turnId: e.turnId }),
+          ...(typeof e.itemId === "string" && { itemId: e.itemId }),
+        });
+      } else streams?.delete(key);
+      const event = { ...scrub({ ...entry, text: "" }), text: shown.text } as JournalEntry;
+      return this.#write(sessionId, event, true);
+    }
+    if (e.type === "message") this.#flush(sessionId, streamKey(e));
+    else if (endsStreams(entry)) this.#flush(sessionId);
+    return this.#write(sessionId, entry);
+  }
+
+  /** Shows what the session's streams (or one of them) hold back, as their last `text.delta`. */
+  #flush(sessionId: string, key?: string): void {
+    const streams = this.#held.get(sessionId);
+    const scrub = this.#scrubbers.get(sessionId);
+    if (!streams) return;
+    for (const [k, held] of [...streams]) {
+      if (key !== undefined && k !== key) continue;
+      streams.delete(k);
+      this.#write(sessionId, {
+        type: "text.delta",
+        ...(held.turnId !== undefined && { turnId: held.turnId }),
+        ...(held.itemId !== undefined && { itemId: held.itemId }),
+        text: scrub ? scrub.text(held.held) : held.held,
+      } as JournalEntry, true);
+    }
+    if (streams.size === 0) this.#held.delete(sessionId);
+  }
+
+  #write(sessionId: string, entry: JournalEntry, scrubbed = false): StoredEvent {
     const { type, ts, ...rest } = entry;
     let event: EventInput = {
       type,
@@ -69,7 +132,7 @@ export class Journal {
       ts: ts ?? (this.#options.now?.() ?? new Date()).toISOString(),
       ...rest as Record<string, unknown>,
     };
-    const scrub = this.#scrubbers.get(sessionId);
+    const scrub = scrubbed ? undefined : this.#scrubbers.get(sessionId);
     if (scrub) event = scrub(event);
     const stored = this.#store.appendEvent(event);
     // A session written to in this process is open until closed: no store read to find out.
@@ -94,6 +157,7 @@ export class Journal {
 
   /** The session stopped: subscribers end once they have every stored event. */
   close(sessionId: string): void {
+    this.#flush(sessionId);
     // In commit order: readers first get the events appended before the close.
     this.#store.afterCommit(() => {
       this.#closed.add(sessionId);
@@ -152,6 +216,42 @@ export class Journal {
     set.delete(subscription);
     if (set.size === 0) this.#live.delete(sessionId);
   }
+}
+
+interface HeldText {
+  held: string;
+  turnId?: string;
+  itemId?: string;
+}
+
+/**
+ * Events after which no streamed text of the session goes on: a turn started or ended, the
+ * session stopped or came back. (Not every event: a prompt queued while the answer streams must
+ * not show a held tail early, or the tail and the next piece would sit in two deltas unscrubbed.)
+ */
+function endsStreams(entry: JournalEntry): boolean {
+  switch (entry.type) {
+    case "turn.started":
+    case "result":
+    case "error":
+      return true;
+    case "system": {
+      const subtype = (entry as { subtype?: unknown }).subtype;
+      return subtype === "session_stopped" || subtype === "session_resumed" ||
+        subtype === "session_reseeded";
+    }
+    default:
+      return false;
+  }
+}
+
+/** Which streamed text a piece belongs to: its item, else its turn. */
+function streamKey(e: { itemId?: unknown; turnId?: unknown }): string {
+  return typeof e.itemId === "string"
+    ? `item:${e.itemId}`
+    : typeof e.turnId === "string"
+    ? `turn:${e.turnId}`
+    : "";
 }
 
 /** One reader's position in a session's events: replaying from the store, or following live. */

@@ -1,6 +1,15 @@
 /**
- * Secrets in `spec.env` never leave the daemon: the stored spec keeps only the variable names,
- * and any event text that contains a secret value has it replaced before it is written.
+ * Secrets of a spec never leave the daemon. A secret is a value of `spec.env` or of an MCP
+ * server's `env` (`mcpServers.<name>.env`). The stored spec keeps only the variable names, and
+ * every event is scrubbed before it is written or served:
+ *
+ * - each secret is searched for as written and in the encodings a command is likely to print it
+ *   in: base64 and base64url (at each of the three byte alignments, so a secret inside a longer
+ *   encoded string is found too), hex (lower and upper case), URL encoding, and JSON string
+ *   escaping;
+ * - a streamed text (`text.delta` events) is scrubbed across piece boundaries: a piece's tail that
+ *   could be the start of a secret is held back until the next piece shows whether it is one, so
+ *   neither a stored delta nor the pieces joined reveal a secret.
  */
 import type { Spec } from "../provider/spec.ts";
 
@@ -12,36 +21,146 @@ export const REDACTED = "[redacted]";
  */
 const MIN_SECRET_LENGTH = 6;
 
-/** The spec as stored and listed: every env value replaced by `[redacted]`. */
+/** The spec as stored and listed: every env value, the MCP servers' included, is `[redacted]`. */
 export function redactSpec(spec: Spec): Record<string, unknown> {
-  if (!spec.env) return { ...spec };
-  return {
-    ...spec,
-    env: Object.fromEntries(Object.keys(spec.env).map((key) => [key, REDACTED])),
-  };
+  const redacted: Record<string, unknown> = { ...spec };
+  if (spec.env) redacted.env = redactEnv(spec.env);
+  if (spec.mcpServers) {
+    redacted.mcpServers = Object.fromEntries(
+      Object.entries(spec.mcpServers).map((
+        [name, server],
+      ) => [name, { ...server, env: redactEnv(server.env ?? {}) }]),
+    );
+  }
+  return redacted;
 }
 
-/** A function that scrubs the spec's secret values from any JSON value, or undefined if none. */
-export function secretScrubber(spec: Spec): (<T>(value: T) => T) | undefined {
-  const secrets = Object.values(spec.env ?? {})
-    .filter((value) => value.length >= MIN_SECRET_LENGTH)
-    // Longest first, so a secret that contains another is replaced whole.
-    .sort((a, b) => b.length - a.length);
+function redactEnv(env: Record<string, string>): Record<string, string> {
+  return Object.fromEntries(Object.keys(env).map((key) => [key, REDACTED]));
+}
+
+/** Every secret value of a spec: its env and its MCP servers' env. */
+export function specSecrets(spec: Spec): string[] {
+  return [
+    ...Object.values(spec.env ?? {}),
+    ...Object.values(spec.mcpServers ?? {}).flatMap((server) => Object.values(server.env ?? {})),
+  ];
+}
+
+/** Scrubs a session's secrets (see the file comment). */
+export interface Scrubber {
+  /** Replaces every secret, in any of its encodings, anywhere in a JSON value. */
+  <T>(value: T): T;
+  /** One whole text, scrubbed. */
+  text(text: string): string;
+  /**
+   * The next piece of a streamed text: `held` is what the previous call held back. Returns what
+   * can be shown now and the new tail to hold (a possible start of a secret). Once the stream
+   * ends, show `text(held)`.
+   */
+  stream(held: string, piece: string): { text: string; held: string };
+}
+
+/** A scrubber for the spec's secrets, or undefined if it has none worth searching for. */
+export function secretScrubber(spec: Spec): Scrubber | undefined {
+  return scrubberFor(specSecrets(spec));
+}
+
+export function scrubberFor(values: readonly string[]): Scrubber | undefined {
+  const secrets = values.filter((value) => value.length >= MIN_SECRET_LENGTH);
   if (secrets.length === 0) return undefined;
-  const scrubText = (text: string): string => {
-    let out = text;
-    for (const secret of secrets) {
-      if (out.includes(secret)) out = out.replaceAll(secret, REDACTED);
+  const patterns = [...new Set(secrets.flatMap(encodings))]
+    .filter((p) => p.length >= MIN_SECRET_LENGTH)
+    // Longest first, so that of two patterns starting at one place the longer is replaced whole.
+    .sort((a, b) => b.length - a.length);
+  const firstChars = new Set(patterns.map((p) => p[0]));
+  const longest = patterns[0]!.length;
+
+  /** The smallest index >= from where the rest of `text` is a proper prefix of a pattern. */
+  const holdStart = (text: string, from: number): number => {
+    for (let i = Math.max(from, text.length - longest + 1); i < text.length; i++) {
+      if (!firstChars.has(text[i])) continue;
+      const tail = text.slice(i);
+      if (patterns.some((p) => p.length > tail.length && p.startsWith(tail))) return i;
     }
-    return out;
+    return text.length;
   };
+
+  /**
+   * Replaces patterns left to right (at each place the longest), in `text` up to the point where
+   * a possible start of a secret begins when `streaming`: the rest is returned as `held`.
+   */
+  const run = (text: string, streaming: boolean): { text: string; held: string } => {
+    const present = patterns.filter((p) => text.includes(p));
+    let hold = streaming ? holdStart(text, 0) : text.length;
+    if (present.length === 0) return { text: text.slice(0, hold), held: text.slice(hold) };
+    const next = present.map((p) => text.indexOf(p));
+    let out = "";
+    let at = 0;
+    for (;;) {
+      let best = -1;
+      for (let k = 0; k < present.length; k++) {
+        if (next[k]! !== -1 && next[k]! < at) next[k] = text.indexOf(present[k]!, at);
+        if (next[k] === -1) continue;
+        if (best === -1 || next[k]! < next[best]!) best = k; // ties: the earlier, longer one
+      }
+      if (best === -1 || next[best]! >= hold) break;
+      out += text.slice(at, next[best]) + REDACTED;
+      at = next[best]! + present[best]!.length;
+      // A whole secret reached past the held tail's start: hold only what follows it.
+      if (streaming && at > hold) hold = holdStart(text, at);
+    }
+    return { text: out + text.slice(at, Math.max(at, hold)), held: text.slice(Math.max(at, hold)) };
+  };
+
+  const scrubText = (text: string): string => run(text, false).text;
   const scrub = (value: unknown): unknown => {
     if (typeof value === "string") return scrubText(value);
     if (Array.isArray(value)) return value.map(scrub);
     if (value !== null && typeof value === "object") {
-      return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, scrub(v)]));
+      return Object.fromEntries(Object.entries(value).map(([k, v]) => [scrub(k), scrub(v)]));
     }
     return value;
   };
-  return <T>(value: T) => scrub(value) as T;
+  return Object.assign(<T>(value: T) => scrub(value) as T, {
+    text: scrubText,
+    stream: (held: string, piece: string) => run(held + piece, true),
+  });
+}
+
+/** A secret as written and in the encodings it is searched for in. */
+function encodings(secret: string): string[] {
+  const bytes = new TextEncoder().encode(secret);
+  const out = [secret];
+  const json = JSON.stringify(secret).slice(1, -1);
+  out.push(json);
+  const url = encodeURIComponent(secret);
+  out.push(url, url.replace(/%[0-9A-F]{2}/g, (m) => m.toLowerCase()), url.replaceAll("%20", "+"));
+  const hex = Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
+  out.push(hex, hex.toUpperCase());
+  for (const core of base64Cores(bytes)) {
+    out.push(core, core.replaceAll("+", "-").replaceAll("/", "_"));
+  }
+  return out;
+}
+
+/**
+ * The base64 characters that depend on the secret's bytes alone, for each of the three places
+ * the secret can start within a 3-byte group: a secret inside a longer encoded string shows one
+ * of these whatever precedes or follows it.
+ */
+function base64Cores(bytes: Uint8Array): string[] {
+  const cores: string[] = [];
+  for (let offset = 0; offset < 3; offset++) {
+    const padded = new Uint8Array(offset + bytes.length);
+    padded.set(bytes, offset);
+    let binary = "";
+    for (const byte of padded) binary += String.fromCharCode(byte);
+    const encoded = btoa(binary);
+    // Character i covers bits [6i, 6i + 6): keep those wholly inside the secret's bits.
+    const first = Math.ceil((offset * 8) / 6);
+    const end = Math.floor(((offset + bytes.length) * 8) / 6);
+    cores.push(encoded.slice(first, end));
+  }
+  return cores;
 }

@@ -255,7 +255,9 @@ export class SessionManager implements SessionService {
       const { sessionId: _s, seq: _q, type: _t, ...record } = event as StoredEvent;
       return record as ApprovalsView["decisions"][number];
     });
-    return Promise.resolve({ decisions, pending: this.#o.bridge.pending(sessionId) });
+    // Pending asks come from memory, not the journal: scrubbed here like every event.
+    const pending = this.#o.journal.scrub(sessionId, this.#o.bridge.pending(sessionId));
+    return Promise.resolve({ decisions, pending });
   }
 
   answerApproval(sessionId: string, requestId: string, decision: "allow" | "deny"): Promise<void> {

@@ -152,4 +152,79 @@ describe("Journal", () => {
       nested: ["[redacted]"],
     });
   });
+
+  test("a secret split across streamed deltas is never stored whole, joined or not", () => {
+    const { store, journal } = setup();
+    const secret = "sk-very-secret-0123";
+    journal.setScrubber("a", secretScrubber({ env: { API_KEY: secret } } as never));
+    const delta = (text: string) =>
+      journal.append("a", { type: "text.delta", turnId: "t", itemId: "m1", text } as never);
+    delta("your key: sk-ve");
+    delta("ry-sec");
+    // A prompt queued meanwhile does not show the held tail early.
+    journal.append("a", { type: "system", subtype: "user_prompt", text: "next" } as never);
+    delta("ret-0123 and sk-");
+    journal.append("a", {
+      type: "message",
+      turnId: "t",
+      itemId: "m1",
+      text: `your key: ${secret} and sk-`,
+    } as never);
+    journal.append(
+      "a",
+      { type: "result", turnId: "t", text: `your key: ${secret} and sk-` } as never,
+    );
+    const events = store.eventsAfter("a", 0) as Array<StoredEvent & { text?: string }>;
+    expect(JSON.stringify(events)).not.toContain("very-secret");
+    const deltas = events.filter((e) => e.type === "text.delta");
+    expect(deltas.map((e) => e.text)).toEqual(["your key: ", "", "[redacted] and ", "sk-"]);
+    const joined = deltas.map((e) => e.text).join("");
+    expect(joined).toBe("your key: [redacted] and sk-");
+    expect(events.find((e) => e.type === "message")!.text).toBe(joined);
+    // The held tail is shown before the message it belongs to, under the same item.
+    expect(events.map((e) => e.type)).toEqual([
+      "text.delta",
+      "text.delta",
+      "system",
+      "text.delta",
+      "text.delta",
+      "message",
+      "result",
+    ]);
+    expect(deltas.at(-1)).toMatchObject({ turnId: "t", itemId: "m1", text: "sk-" });
+  });
+
+  test("a held tail is shown when the turn ends without a message, or the session stops", () => {
+    const { store, journal } = setup();
+    journal.setScrubber("a", secretScrubber({ env: { API_KEY: "sk-very-secret" } } as never));
+    journal.append(
+      "a",
+      { type: "text.delta", turnId: "t", itemId: "m", text: "cut at sk-v" } as never,
+    );
+    journal.append("a", { type: "error", code: "interrupted", message: "stopped" } as never);
+    journal.append(
+      "a",
+      { type: "text.delta", turnId: "u", itemId: "n", text: "again sk-" } as never,
+    );
+    journal.close("a");
+    store.flush();
+    const texts = store.eventsAfter("a", 0).map((e) => [e.type, (e as { text?: string }).text]);
+    expect(texts).toEqual([
+      ["text.delta", "cut at "],
+      ["text.delta", "sk-v"],
+      ["error", undefined],
+      ["text.delta", "again "],
+      ["text.delta", "sk-"],
+    ]);
+  });
+
+  test("scrub() scrubs a value served outside the journal (pending approvals)", () => {
+    const { journal } = setup();
+    const pending = [{ request: { kind: "command", command: "curl -H 'x: sk-very-secret'" } }];
+    expect(journal.scrub("a", pending)).toBe(pending); // no secrets: untouched
+    journal.setScrubber("a", secretScrubber({ env: { API_KEY: "sk-very-secret" } } as never));
+    expect(journal.scrub("a", pending)).toEqual([
+      { request: { kind: "command", command: "curl -H 'x: [redacted]'" } },
+    ]);
+  });
 });
