@@ -98,7 +98,12 @@ describe("planSpawn", () => {
         set: { API_TOKEN: "secret" },
         include_only: [...COMMAND_ENV_INHERITED, "API_TOKEN"],
       },
-      features: { unified_exec: true, write_stdin_approval: true, tool_call_mcp_elicitation: true },
+      features: {
+        unified_exec: true,
+        write_stdin_approval: true,
+        tool_call_mcp_elicitation: true,
+        skill_mcp_dependency_install: false,
+      },
       "mcp_servers.docs": { command: "node", args: ["srv.js"], env: { K: "v" } },
     });
   });

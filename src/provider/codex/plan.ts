@@ -73,13 +73,16 @@ export interface PlanOptions {
  * - `write_stdin_approval`: input typed into a running terminal with escalated permissions is
  *   sent for approval (`kind: "writeStdin"`) instead of passing unseen;
  * - `tool_call_mcp_elicitation`: MCP tool-call approvals come as `mcpServer/elicitation/request`,
- *   which the bridge judges (not as a free-form user-input question).
+ *   which the bridge judges (not as a free-form user-input question);
+ * - `skill_mcp_dependency_install` off: a skill (which a repository can ship) never gets codex to
+ *   install and start the MCP servers it names; MCP servers come from the spec and the config.
  * The drift check (protocol-usage.ts) verifies each name exists in the installed codex.
  */
 export const PINNED_FEATURES: Readonly<Record<string, boolean>> = Object.freeze({
   unified_exec: true,
   write_stdin_approval: true,
   tool_call_mcp_elicitation: true,
+  skill_mcp_dependency_install: false,
 });
 
 /**
