@@ -1,0 +1,281 @@
+/**
+ * A separate identity for agents (issue 10, finding 8), for real: the daemon runs as root (as
+ * CI does), `codex.user` is `nobody`, and an approved command that reads the API token gets
+ * "Permission denied"; the same command with the daemon's own identity prints the token (the
+ * positive control, so the test cannot pass by accident). The payload is a harmless `cat`.
+ *
+ * Needs root (to spawn codex as another account) and the `nobody` account; both hold in CI
+ * (.ci/run runs as root). Elsewhere the tests that need them say so and do nothing.
+ */
+import { afterAll, describe, expect, test } from "bun:test";
+import {
+  chmodSync,
+  chownSync,
+  lstatSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
+import { readFile } from "node:fs/promises";
+import path from "node:path";
+import { CodexdClient } from "../../src/client.ts";
+import { loadConfig } from "../../src/daemon/config.ts";
+import { type RunningDaemon, startDaemon } from "../../src/daemon/serve.ts";
+import { type ScriptedModel, startScriptedModel, step } from "../../src/devtools/scripted-model.ts";
+import {
+  type AgentUser,
+  AgentUserError,
+  prepareAgentCodexHome,
+  resolveAgentUser,
+} from "../../src/provider/codex/agent-user.ts";
+import { inheritedUmask } from "../../src/file-modes.ts";
+import { fakeAnalyzer } from "../approval/support/fake-analyzer.ts";
+import { REPO_ROOT } from "../support/codex-harness.ts";
+import { makeStateDir } from "../support/daemon-process.ts";
+import { untilTerminal } from "../support/session-events.ts";
+
+const isRoot = process.getuid?.() === 0;
+let nobody: AgentUser | undefined;
+try {
+  nobody = resolveAgentUser("nobody");
+} catch {
+  nobody = undefined;
+}
+const canRun = isRoot && nobody !== undefined;
+
+/** A folder for this file's codex homes and worktrees, reachable (o+x) by `nobody`. */
+const ROOT = path.join(REPO_ROOT, ".codexd", "agent-user-tests");
+const cleanup: string[] = [];
+const models: ScriptedModel[] = [];
+
+function reachableDir(prefix: string): string {
+  for (const dir of [path.join(REPO_ROOT, ".codexd"), ROOT]) {
+    mkdirSync(dir, { recursive: true });
+    chmodSync(dir, 0o755);
+  }
+  const dir = mkdtempSync(path.join(ROOT, prefix));
+  chmodSync(dir, 0o755);
+  cleanup.push(dir);
+  return dir;
+}
+
+/** A worktree `user` may write in (the deployer's job in production). */
+function worktreeFor(user: AgentUser | undefined): string {
+  const dir = reachableDir("wt-");
+  if (user) chownSync(dir, user.uid, user.gid);
+  return dir;
+}
+
+/** `/proc/<pid>/status` fields (Uid, Gid, Groups, Umask). */
+function procStatus(pid: number): Record<string, string> {
+  return Object.fromEntries(
+    readFileSync(`/proc/${pid}/status`, "utf8").split("\n").filter((l) => l.includes(":")).map((
+      l,
+    ) => [l.slice(0, l.indexOf(":")), l.slice(l.indexOf(":") + 1).trim()]),
+  );
+}
+
+/**
+ * A daemon (in this process, as root) whose scripted model answers READTOKEN with the command
+ * `id -u; cat <its token file>; ls <its state dir>`, with `codex.user` when given.
+ */
+async function startAgentDaemon(user: string | undefined): Promise<{
+  daemon: RunningDaemon;
+  client: CodexdClient;
+  stateDir: string;
+  tokenFile: string;
+  token: string;
+  [Symbol.asyncDispose](): Promise<void>;
+}> {
+  const stateDir = makeStateDir();
+  const tokenFile = path.join(stateDir, "token");
+  const model = await startScriptedModel({
+    rules: [{
+      marker: "READTOKEN",
+      rounds: [
+        [step.exec(`id -u; cat ${tokenFile}; ls ${stateDir}`)],
+        [step.message("read it")],
+      ],
+    }],
+  });
+  models.push(model);
+  const args = ["--port", "0", "--state-dir", stateDir];
+  if (user !== undefined) {
+    const file = `${stateDir}.jsonc`;
+    const home = path.join(reachableDir("home-"), "codex-home");
+    writeFileSync(file, JSON.stringify({ codex: { user, home } }));
+    args.push("--config", file);
+  }
+  const config = loadConfig({ args, cwd: REPO_ROOT, env: {} });
+  config.codex.args = model.codexArgs({ requestMaxRetries: 0 });
+  config.policies.dir = path.join(REPO_ROOT, "policies");
+  const daemon = await startDaemon(config, { analyzer: fakeAnalyzer });
+  const token = (await readFile(tokenFile, "utf8")).trim();
+  return {
+    daemon,
+    client: new CodexdClient({ baseUrl: daemon.url, token }),
+    stateDir,
+    tokenFile,
+    token,
+    [Symbol.asyncDispose]: () => daemon.stop(),
+  };
+}
+
+afterAll(async () => {
+  for (const model of models) await model.close();
+  for (const dir of cleanup) rmSync(dir, { recursive: true, force: true });
+});
+
+describe("resolveAgentUser", () => {
+  test("a name, a uid or uid:gid; root and unknown accounts are refused", () => {
+    if (!nobody) return;
+    expect(resolveAgentUser("nobody")).toEqual(nobody);
+    expect(resolveAgentUser(String(nobody.uid)).name).toBe("nobody");
+    expect(resolveAgentUser(`${nobody.uid}:${nobody.gid}`)).toMatchObject({
+      uid: nobody.uid,
+      gid: nobody.gid,
+    });
+    expect(() => resolveAgentUser("root")).toThrow(AgentUserError);
+    expect(() => resolveAgentUser("0:0")).toThrow(/is root/);
+    expect(() => resolveAgentUser("no-such-account-xyz")).toThrow(/no such account/);
+  });
+});
+
+describe("prepareAgentCodexHome", () => {
+  test.skipIf(!canRun)("creates the home (0700, the user's) and reachable parents (0755)", () => {
+    const base = reachableDir("prep-");
+    const home = path.join(base, "a", "b", "codex-home");
+    prepareAgentCodexHome(home, nobody!);
+    expect(ownerAndMode(home)).toEqual({ uid: nobody!.uid, gid: nobody!.gid, mode: 0o700 });
+    expect(ownerAndMode(path.join(base, "a"))).toEqual({ uid: 0, gid: 0, mode: 0o755 });
+    expect(ownerAndMode(path.join(base, "a", "b"))).toEqual({ uid: 0, gid: 0, mode: 0o755 });
+  });
+
+  test.skipIf(!canRun)(
+    "hands over a home a root codex used; links are re-owned, never followed",
+    () => {
+      const base = reachableDir("prep-");
+      const home = path.join(base, "codex-home");
+      mkdirSync(path.join(home, "sessions"), { recursive: true, mode: 0o755 });
+      writeFileSync(path.join(home, "sessions", "s.jsonl"), "{}\n");
+      const outside = path.join(base, "outside.txt");
+      writeFileSync(outside, "root's\n");
+      symlinkSync(outside, path.join(home, "link"));
+      prepareAgentCodexHome(home, nobody!);
+      for (const file of ["", "sessions", "sessions/s.jsonl"]) {
+        expect(statSync(path.join(home, file)).uid).toBe(nobody!.uid);
+      }
+      expect(lstatSync(path.join(home, "link")).uid).toBe(nobody!.uid);
+      expect(statSync(outside).uid).toBe(0);
+      expect(statSync(home).mode & 0o777).toBe(0o700);
+    },
+  );
+
+  test.skipIf(!canRun)(
+    "a home the user cannot reach, or a link, is refused with the reason",
+    () => {
+      const base = reachableDir("prep-");
+      const closed = path.join(base, "closed");
+      mkdirSync(closed, { mode: 0o700 });
+      chmodSync(closed, 0o700);
+      expect(() => prepareAgentCodexHome(path.join(closed, "codex-home"), nobody!)).toThrow(
+        /cannot reach its codex home .*closed is not searchable/,
+      );
+      const link = path.join(base, "link-home");
+      symlinkSync(closed, link);
+      expect(() => prepareAgentCodexHome(link, nobody!)).toThrow(/is not a folder/);
+    },
+  );
+});
+
+describe("codex as a separate account", () => {
+  test.skipIf(!canRun)(
+    "codex runs as codex.user; an approved `cat <token file>` is denied, as the daemon's user it works",
+    async () => {
+      // Positive control: without codex.user the very same command reads the token.
+      {
+        await using d = await startAgentDaemon(undefined);
+        const { sessionId } = await d.client.spawn({
+          prompt: "READTOKEN",
+          cwd: worktreeFor(undefined),
+        });
+        const result = (await untilTerminal(d.client, sessionId)).find((e) =>
+          e.type === "tool.result"
+        )!;
+        const output = String(result.output);
+        expect(output).not.toContain("Permission denied");
+        expect(output).toMatch(/^0$/m); // id -u: root
+        // The token itself, unless a redaction rule scrubs it from the event.
+        expect(output.includes(d.token) || output.includes("[redacted]")).toBe(true);
+        expect(output).toContain("codexd.db");
+      }
+
+      await using d = await startAgentDaemon("nobody");
+      const health = await d.client.health();
+      expect(health.status).toBe("ok");
+      const codex = procStatus(health.codex.pid!);
+      expect(codex.Uid).toBe(Array(4).fill(String(nobody!.uid)).join("\t"));
+      expect(codex.Gid).toBe(Array(4).fill(String(nobody!.gid)).join("\t"));
+      // None of root's supplementary groups (root's group 0 above all).
+      expect(codex.Groups!.split(/\s+/).filter(Boolean).filter((g) => g !== String(nobody!.gid)))
+        .toEqual([]);
+      // codex gets the umask the daemon was started with, the daemon itself 077.
+      expect(Number.parseInt(codex.Umask!, 8)).toBe(inheritedUmask()!);
+      expect(procStatus(process.pid).Umask).toBe("0077");
+
+      const { sessionId } = await d.client.spawn({ prompt: "READTOKEN", cwd: worktreeFor(nobody) });
+      const events = await untilTerminal(d.client, sessionId);
+      const approval = events.find((e) => e.type === "approval")!;
+      expect(approval).toMatchObject({ decision: "allow" }); // the policy let it run
+      const result = events.find((e) => e.type === "tool.result")!;
+      const output = String(result.output);
+      expect(output).toMatch(new RegExp(`^${nobody!.uid}$`, "m"));
+      expect(output).toContain(`cat: ${d.tokenFile}: Permission denied`);
+      expect(output).toContain(`ls: cannot open directory '${d.stateDir}': Permission denied`);
+      expect(output).not.toContain(d.token);
+      expect(output).not.toContain("codexd.db");
+
+      // The codex home is the user's and private; the state dir stays root's and private.
+      const config = loadConfig({
+        args: ["--state-dir", d.stateDir, "--config", `${d.stateDir}.jsonc`],
+        cwd: REPO_ROOT,
+        env: {},
+      });
+      expect(ownerAndMode(config.codex.home)).toEqual({
+        uid: nobody!.uid,
+        gid: nobody!.gid,
+        mode: 0o700,
+      });
+      expect(ownerAndMode(d.stateDir)).toEqual({ uid: 0, gid: 0, mode: 0o700 });
+      expect(ownerAndMode(d.tokenFile)).toEqual({ uid: 0, gid: 0, mode: 0o600 });
+    },
+  );
+
+  test("a codex home inside the state dir is refused at load", () => {
+    const stateDir = makeStateDir();
+    const file = `${stateDir}.jsonc`;
+    writeFileSync(file, JSON.stringify({ codex: { user: "nobody", home: "codex-home" } }));
+    // Relative to the file: <dir>/codex-home, beside the state dir: fine.
+    expect(
+      loadConfig({ args: ["--config", file, "--state-dir", stateDir], cwd: "/", env: {} })
+        .codex.home,
+    ).toBe(path.join(path.dirname(stateDir), "codex-home"));
+    writeFileSync(
+      file,
+      JSON.stringify({ codex: { user: "nobody", home: path.join(stateDir, "codex-home") } }),
+    );
+    expect(() =>
+      loadConfig({ args: ["--config", file, "--state-dir", stateDir], cwd: "/", env: {} })
+    )
+      .toThrow(/overlap/);
+  });
+});
+
+function ownerAndMode(file: string): { uid: number; gid: number; mode: number } {
+  const stat = statSync(file);
+  return { uid: stat.uid, gid: stat.gid, mode: stat.mode & 0o7777 };
+}
