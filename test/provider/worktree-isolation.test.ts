@@ -138,19 +138,25 @@ async function startProvider(home: string, env: Record<string, string> = {}) {
   return new CodexProvider({ child, approver: allowAll });
 }
 
-/** Runs RUN_COMMAND in a new codexd session in `cwd`; resolves once the turn ended. */
+/**
+ * Runs RUN_COMMAND in a new codexd session in `cwd`; resolves once the turn ended, with the
+ * shell snapshots codex holds for the live session (it removes them when the thread closes).
+ */
 async function runThroughProvider(
   provider: CodexProvider,
   cwd: string,
-  env?: Record<string, string>,
+  options: { env?: Record<string, string>; codexHome?: string } = {},
 ) {
-  const handle = await provider.spawn(Spec.parse({ cwd, prompt: "RUNCMD", ...(env && { env }) }));
+  const handle = await provider.spawn(
+    Spec.parse({ cwd, prompt: "RUNCMD", ...(options.env && { env: options.env }) }),
+  );
   const events = new EventRecorder(handle);
   const result = await events.waitFor((e) => e.type === "result", 30_000, "result");
   expect(events.events.some((e) => e.type === "tool.result")).toBe(true);
+  const snapshots = options.codexHome ? await snapshotText(options.codexHome) : "";
   await handle.stop();
   const approvals = events.events.filter((e) => e.type === "approval");
-  return { handle, result, approvals };
+  return { handle, result, approvals, snapshots };
 }
 
 /** A bare codex: thread/start as codexd sent it before (no config overrides), one RUNCMD turn. */
@@ -307,8 +313,12 @@ describe("agent commands get a clean environment (finding 7)", () => {
       TZ: "UTC",
       ANTHROPIC_API_KEY: "not-on-the-allow-list",
     });
+    let snapshots: string;
     try {
-      await runThroughProvider(provider, worktree.path, { SPEC_VAR: "from-the-spec" });
+      ({ snapshots } = await runThroughProvider(provider, worktree.path, {
+        env: { SPEC_VAR: "from-the-spec" },
+        codexHome: home,
+      }));
     } finally {
       await provider.shutdown();
     }
@@ -322,8 +332,10 @@ describe("agent commands get a clean environment (finding 7)", () => {
     expect(seen).toContain("TZ=UTC");
     expect(seen).toMatch(/^PATH=.*\/usr\/bin/m);
     expect(seen).toContain(`HOME=${path.join(home, "user-home")}`);
-    const snapshots = await snapshotText(home);
+    // codex took its shell snapshot (the same environment as the command), without the keys.
+    expect(snapshots).toContain("declare -x PATH=");
     expect(snapshots).not.toContain(OPENAI_SECRET);
     expect(snapshots).not.toContain(CODEX_SECRET);
+    expect(snapshots).not.toContain("from-the-spec"); // nor the spec's (secret) values
   });
 });
