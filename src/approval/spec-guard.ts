@@ -8,7 +8,8 @@
  * - `mcpServers`: only where the policy says `spec.mcpServers: allow`, and each server's command
  *   line judged by the engine under the policy like a command an agent runs (built-in rules,
  *   deny, allow-list, ask, default); it must be allowed outright, as nobody is there to ask;
- * - `sandbox`: no looser than the policy's `spec.maxSandbox`; `permissionMode:
+ * - `sandbox`: no looser than the policy's `spec.maxSandbox` (an unnamed sandbox becomes
+ *   read-only where that is the limit); `permissionMode:
  *   bypassPermissions` only under `allowBypass: true`;
  * - `permissionConfig.defaultDecision`: no looser than the policy's default (the engine also
  *   only lets the spec narrow; see engine.ts);
@@ -92,6 +93,12 @@ export function guardSpec(
 
   const cwd = checkCwd(spec.cwd, context, refuse);
   const guarded: Spec = { ...spec, cwd: cwd ?? spec.cwd };
+  // A spec that names no sandbox gets workspace-write (plan.ts); under a policy whose limit is
+  // read-only it gets read-only instead.
+  const bypassing = spec.permissionMode === "bypassPermissions" && policy.merged.allowBypass;
+  if (spec.sandbox === undefined && !bypassing && policy.merged.spec.maxSandbox === "read-only") {
+    guarded.sandbox = "read-only";
+  }
 
   checkEnv(spec.env ?? {}, "env", policy, refuse);
   checkPermissions(spec, policy, refuse);

@@ -354,6 +354,11 @@ describe("sandbox and permissions", () => {
     expect(refusals({ policy: "asking", sandbox: "read-only" })).toEqual([]);
   });
 
+  test("an unnamed sandbox is read-only where that is the policy's limit", () => {
+    expect(guard({ policy: "asking" }).spec.sandbox).toBe("read-only");
+    expect(guard({}).spec.sandbox).toBeUndefined();
+  });
+
   test("bypassPermissions only under allowBypass", () => {
     expect(refusals({ permissionMode: "bypassPermissions" }))
       .toEqual([["permissionMode", "permissionMode.bypass"]]);
