@@ -27,7 +27,7 @@ import { CodexdError } from "../errors.ts";
 import type { Spec } from "../provider/spec.ts";
 import type { ShellAnalyzer } from "./analyzer.ts";
 import type { CompiledPolicy } from "./compiled-policy.ts";
-import { evaluate } from "./engine.ts";
+import { type EngineDecision, evaluate } from "./engine.ts";
 import { envFloorReason, envGlobMatches } from "./env-floor.ts";
 import type { PolicyDecision, SandboxMode } from "./policy-schema.ts";
 
@@ -198,12 +198,23 @@ function checkMcpServers(
     const line = shellLine([server.command, ...server.args]);
     // Judged by the policy alone: the spec's permissionMode and permissionConfig are about the
     // commands its agent runs, and a spec cannot vouch for its own server.
-    const decided = evaluate(
-      policy,
-      { kind: "command", command: line, cwd: spec.cwd },
-      { worktree: spec.cwd, permissionMode: "default" },
-      analyzer,
-    );
+    let decided: EngineDecision;
+    try {
+      decided = evaluate(
+        policy,
+        { kind: "command", command: line, cwd: spec.cwd },
+        { worktree: spec.cwd, permissionMode: "default" },
+        analyzer,
+      );
+    } catch (error) {
+      // Fail closed, as the bridge does: what cannot be judged does not run.
+      decided = {
+        decision: "deny",
+        ruleId: "engine-error",
+        source: "default",
+        reason: `cannot judge it: ${error instanceof Error ? error.message : String(error)}`,
+      };
+    }
     if (decided.decision !== "allow") {
       refuse(
         `${at}.command`,

@@ -330,6 +330,26 @@ describe("mcpServers", () => {
     })).toEqual([]);
   });
 
+  test("a command line the analyzer cannot judge is refused, never a crash", () => {
+    const throwing = {
+      ...fakeAnalyzer,
+      analyze: () => {
+        throw new Error("boom");
+      },
+    };
+    const spec = Spec.parse({
+      prompt: "go",
+      cwd: WT,
+      policy: "mcp-fleet",
+      mcpServers: { m: { command: "my-mcp" } },
+    });
+    const result = guardSpec(spec, policies.store.get("mcp-fleet"), throwing, {});
+    expect(result.refusals.map((r) => [r.path, r.rule])).toEqual([
+      ["mcpServers.m.command", "mcpServers.command"],
+    ]);
+    expect(result.refusals[0].message).toContain("boom");
+  });
+
   test("shellLine quotes so the analyzer reads back the same words", async () => {
     const analyzer = await defaultShellAnalyzer();
     const argv = ["my mcp", "--x=it's", "$(touch /x)", "a;b", "plain-arg"];
