@@ -317,6 +317,7 @@ export async function startScriptedModel(
               arguments: typeof s.arguments === "string"
                 ? s.arguments
                 : JSON.stringify(s.arguments),
+              ...(s.namespace === undefined ? {} : { namespace: s.namespace }),
             };
           const itemId = `fc_${++itemCounter}`;
           buffer += functionCallDone(itemId, outputIndex++, {

@@ -32,6 +32,8 @@ export const FunctionCallStep = z.strictObject({
   /** An object is JSON-encoded; a string is sent as is (lets a test send malformed arguments). */
   arguments: z.union([z.string(), z.record(z.string(), z.unknown())]),
   callId: z.string().min(1).optional(),
+  /** The tool's namespace: codex 0.169 offers a server's MCP tools in `mcp__<server>`. */
+  namespace: z.string().min(1).optional(),
 });
 
 /** An `exec_command` call, the shell tool codex 0.169 offers for unknown model slugs. */
@@ -130,8 +132,19 @@ export const step = {
     cmd: string,
     options: { workdir?: string; extra?: Record<string, unknown>; callId?: string } = {},
   ) => ({ type: "exec", cmd, ...options }) as const,
-  functionCall: (name: string, args: string | Record<string, unknown>, callId?: string) =>
-    ({ type: "functionCall", name, arguments: args, ...(callId ? { callId } : {}) }) as const,
+  functionCall: (
+    name: string,
+    args: string | Record<string, unknown>,
+    callId?: string,
+    options: { namespace?: string } = {},
+  ) =>
+    ({
+      type: "functionCall",
+      name,
+      arguments: args,
+      ...(callId ? { callId } : {}),
+      ...options,
+    }) as const,
   delay: (ms: number) => ({ type: "delay", ms }) as const,
   httpError: (status: number, options: { retryAfter?: number; message?: string } = {}) =>
     ({ type: "httpError", status, ...options }) as const,

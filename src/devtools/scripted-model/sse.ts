@@ -52,13 +52,14 @@ export function messageDone(itemId: string, outputIndex: number, text: string): 
 export function functionCallDone(
   itemId: string,
   outputIndex: number,
-  call: { callId: string; name: string; arguments: string },
+  call: { callId: string; name: string; arguments: string; namespace?: string },
 ): string {
   const item = {
     type: "function_call",
     id: itemId,
     call_id: call.callId,
     name: call.name,
+    ...(call.namespace === undefined ? {} : { namespace: call.namespace }),
     arguments: call.arguments,
     status: "completed",
   };
