@@ -11,6 +11,22 @@ export interface SimpleCommand {
   text: string;
   pipedFrom?: string[];
   inSubstitution?: boolean;
+  /** Per argv word: only known at run time (absent when every word is literal). */
+  dynamic?: boolean[];
+  /** Per argv word: an unquoted expansion that may split into several words. */
+  splits?: boolean[];
+  /** Where it runs, relative to the session's directory (`..`, `/`, `~`); null: unknown. */
+  cwd?: string | null;
+  /** Variables set for this command alone (`GIT_CONFIG_COUNT=1 git …`). */
+  env?: string[];
+  /** xargs appends words read from stdin at run time. */
+  appended?: boolean;
+  /** Found inside an unknown program's arguments, which may or may not run it. */
+  guessed?: boolean;
+  /** Files its output redirects write (`$?` for one only known at run time). */
+  writes?: string[];
+  /** The program as written when it was a path (`./x.sh`). */
+  path?: string;
 }
 
 export interface CommandAnalysis {
@@ -23,6 +39,21 @@ export interface BuiltinMatch {
   ruleId: string;
   reason: string;
   command?: SimpleCommand;
+  /**
+   * `deny`: the rule matches. `unanalyzable`: the rule could match, but a word it depends on is
+   * only known at run time; the policy's `unanalyzable` setting decides.
+   */
+  kind?: "deny" | "unanalyzable";
+}
+
+/** What the built-in rules know about where a command runs. */
+export interface RuleContext {
+  /** The session's worktree (absolute); unknown when absent. */
+  worktree?: string;
+  /** The directory codex runs the command in (absolute); the worktree when absent. */
+  cwd?: string;
+  /** Files a downloader wrote earlier in this session (absolute paths). */
+  tainted?: ReadonlySet<string>;
 }
 
 export interface BuiltinRuleInfo {
@@ -33,7 +64,7 @@ export interface BuiltinRuleInfo {
 
 export interface ShellAnalyzer {
   analyze(command: string): CommandAnalysis;
-  matchBuiltin(analysis: CommandAnalysis): BuiltinMatch | undefined;
+  matchBuiltin(analysis: CommandAnalysis, context?: RuleContext): BuiltinMatch | undefined;
   /** Flag-aware argv prefix match. */
   matchesPrefix(command: SimpleCommand, prefix: string[]): boolean;
   readonly builtinRules: readonly BuiltinRuleInfo[];
@@ -49,7 +80,7 @@ export function cachingAnalyzer(inner: ShellAnalyzer, capacity = 2048): ShellAna
   const maxKeyLength = 4096;
   return {
     builtinRules: inner.builtinRules,
-    matchBuiltin: (a) => inner.matchBuiltin(a),
+    matchBuiltin: (a, c) => inner.matchBuiltin(a, c),
     matchesPrefix: (c, p) => inner.matchesPrefix(c, p),
     analyze(command) {
       if (command.length > maxKeyLength) return inner.analyze(command);

@@ -1,166 +1,611 @@
 /**
  * The built-in safety rules. They run before any policy and no policy can remove, reorder or
  * override them. Each judges one normalized simple command (launchers stripped, `sh -c`
- * unwrapped) and names itself in the decision.
+ * unwrapped) with its targets resolved against where it really runs, and answers one of three
+ * ways: the command breaks the rule (deny), cannot break it, or could break it depending on a
+ * word only known at run time (unanalysable: the bridge only allows what it can prove).
  */
-import { posix } from "node:path";
-import type { BuiltinMatch, BuiltinRuleInfo, CommandAnalysis, SimpleCommand } from "./analyzer.ts";
-import { GIT_SUBCOMMANDS, skipGitGlobals } from "./shell/git.ts";
+import type {
+  BuiltinMatch,
+  BuiltinRuleInfo,
+  CommandAnalysis,
+  RuleContext,
+  SimpleCommand,
+} from "./analyzer.ts";
+import { GIT_COMMANDS, GIT_SUBCOMMANDS, skipGitGlobals } from "./shell/git.ts";
+import { codeArgs, isStdinPath } from "./shell/inline-code.ts";
 import { hasOption, parseArgs } from "./shell/options.ts";
+import { containsWorktree, isRootPath, resolvePath } from "./shell/paths.ts";
 import { DOWNLOADERS, isInterpreter, PRIVILEGE, SHELLS } from "./shell/programs.ts";
 import { CHMOD, RM } from "./shell/specs.ts";
 
-interface BuiltinRule extends BuiltinRuleInfo {
-  test(argv: readonly string[], command: SimpleCommand): boolean;
+/** A rule's answer for one command: nothing, a match, or a reason it cannot tell. */
+type Verdict = undefined | true | { unsure: string };
+
+interface Scope {
+  context: RuleContext;
+  /** Every command of the line, in order, for rules that look back (download, then run). */
+  commands: readonly SimpleCommand[];
+  index: number;
 }
 
-/** Top-level folders whose loss breaks the machine or other users' data. */
-const SYSTEM_FOLDERS = new Set([
-  "bin",
-  "boot",
-  "dev",
-  "etc",
-  "home",
-  "lib",
-  "lib32",
-  "lib64",
-  "libx32",
-  "media",
-  "mnt",
-  "nix",
-  "opt",
-  "proc",
-  "root",
-  "run",
-  "sbin",
-  "snap",
-  "srv",
-  "sys",
-  "tmp",
-  "usr",
-  "var",
-  "Applications",
-  "Library",
-  "System",
-  "Users",
-  "Volumes",
-  "private",
-  "cores",
+interface BuiltinRule extends BuiltinRuleInfo {
+  test(command: SimpleCommand, scope: Scope): Verdict;
+}
+
+const unsure = (reason: string): Verdict => ({ unsure: reason });
+
+const isDynamic = (c: SimpleCommand, i: number) => c.dynamic?.[i] === true;
+const splits = (c: SimpleCommand, i: number) => c.splits?.[i] === true;
+
+/** The first dynamic word of argv from `from` on, as written. */
+function firstDynamic(c: SimpleCommand, from = 1): string | undefined {
+  for (let i = from; i < c.argv.length; i++) if (isDynamic(c, i)) return c.argv[i];
+  return undefined;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Targets
+
+interface TargetJudgement {
+  /** Some literal operand is dangerous. */
+  certain: boolean;
+  /** Some operand might be dangerous, depending on a run-time word. */
+  possible?: string;
+}
+
+/** rm's operands: is any of them `/`, home, a system folder, or the worktree's parent? */
+function judgeTargets(
+  c: SimpleCommand,
+  operands: readonly string[],
+  dangerous: (path: string, leaves: boolean) => boolean,
+  context: RuleContext,
+): TargetJudgement {
+  const out: TargetJudgement = { certain: false };
+  for (const operand of operands) {
+    const index = c.argv.indexOf(operand, 1);
+    if (index !== -1 && isDynamic(c, index)) {
+      if (mightBeDangerous(operand)) out.possible ??= operand;
+      continue;
+    }
+    const resolved = resolvePath(operand, c.cwd, context);
+    if (resolved === undefined) {
+      out.possible ??= `${operand} in a directory only known at run time`;
+      continue;
+    }
+    if (dangerous(resolved.path, resolved.leavesWorktree)) out.certain = true;
+  }
+  if (c.appended) out.possible ??= "words xargs reads at run time";
+  return out;
+}
+
+/**
+ * A dynamic operand can be anything, unless its literal end pins it below a harmless folder
+ * (`"$TMPDIR/build"` ends in a folder named build, whatever the variable holds).
+ */
+function mightBeDangerous(word: string): boolean {
+  const tail = /[^}$)`\s]*$/.exec(word.replace(/\$\{?[A-Za-z_][A-Za-z0-9_]*\}?/g, "\u0000"))?.[0] ??
+    "";
+  const after = tail.slice(tail.lastIndexOf("\u0000") + 1);
+  const m = /\/([^/]+)\/?$/.exec(after);
+  if (m === null) return true;
+  const name = m[1];
+  return name === ".." || name === "." || /[*?[]/.test(name);
+}
+
+function rmDangerous(context: RuleContext) {
+  return (path: string, leaves: boolean) =>
+    isRootPath(path) || containsWorktree(path, context.worktree) || leaves && !isAbsoluteTmp(path);
+}
+
+/** `/tmp/x` reached through `..` is still only a temp folder. */
+function isAbsoluteTmp(path: string): boolean {
+  return /^\/(tmp|var\/tmp)\/[^/]+/.test(path);
+}
+
+/** Programs whose output names files inside the directory they run in. */
+const LISTERS = new Set([
+  "ls",
+  "git",
+  "grep",
+  "rg",
+  "fd",
+  "fdfind",
+  "sort",
+  "uniq",
+  "head",
+  "tail",
 ]);
 
-const HOME = "/home/~";
-
-/** `~`, `~/`, `$HOME/*`, `/`, `/*`, `//`, `/usr/`, `/bin/..`, `/e*` … */
-export function isRootTarget(operand: string): boolean {
-  let path = operand;
-  if (/^~[A-Za-z0-9_.-]*(\/|$)/.test(path)) path = HOME + path.slice(path.search(/\/|$/));
-  else if (/^\$HOME(\/|$)/.test(path)) path = HOME + path.slice(5);
-  if (!path.startsWith("/")) return false;
-  let normalized = posix.normalize(path);
-  // `/usr/*` and `/usr/.` delete as much as `/usr`.
-  while (/\/(\*|\.)$/.test(normalized)) normalized = normalized.slice(0, -2) || "/";
-  normalized = normalized.replace(/\/+$/, "");
-  if (normalized === "" || normalized === HOME) return true;
-  const segments = normalized.split("/").slice(1);
-  if (segments.length !== 1) return false;
-  return SYSTEM_FOLDERS.has(segments[0]) || /[*?[]/.test(segments[0]);
+function rmRoot(c: SimpleCommand, scope: Scope): Verdict {
+  if (c.argv[0] === "find") return findDelete(c, scope);
+  if (c.argv[0] !== "rm") return undefined;
+  const args = c.argv.slice(1);
+  const parsed = parseArgs(args, RM);
+  const recursive = hasOption(parsed, "--recursive");
+  const dynamicWords = args.map((_, i) => i + 1).filter((i) => isDynamic(c, i));
+  const targets = judgeTargets(c, parsed.operands, rmDangerous(scope.context), scope.context);
+  if (recursive && targets.certain) return true;
+  // Words read by xargs from a program that lists names here are paths below this directory.
+  const listed = c.appended && (c.pipedFrom ?? []).length > 0 &&
+    (c.pipedFrom ?? []).every((p) => LISTERS.has(p));
+  if (listed && dynamicWords.length === 0 && !targets.certain) return undefined;
+  // A dynamic word may be `-r`, another one (or a literal) the target; an unquoted one may be both.
+  const mayRecurse = recursive || dynamicWords.length > 0 || c.appended === true;
+  const split = dynamicWords.some((i) => splits(c, i));
+  const dangerousOperand = targets.certain || targets.possible !== undefined;
+  if (recursive && targets.possible !== undefined) {
+    return unsure(`dynamic argument to rm -r: ${targets.possible}`);
+  }
+  if (
+    !recursive && mayRecurse &&
+    (split || c.appended || dynamicWords.length + (targets.certain ? 1 : 0) >= 2) &&
+    dangerousOperand
+  ) {
+    return unsure(`dynamic argument to rm: ${firstDynamic(c) ?? targets.possible}`);
+  }
+  return undefined;
 }
 
-function isAbsoluteTarget(operand: string): boolean {
-  return operand.startsWith("/") || /^~/.test(operand) || /^\$HOME(\/|$)/.test(operand) ||
-    operand.startsWith("$PWD/..");
+/** `find / -delete` deletes like `rm -r /`; its roots are its first operands. */
+function findDelete(c: SimpleCommand, scope: Scope): Verdict {
+  if (!c.argv.includes("-delete")) return undefined;
+  const roots: string[] = [];
+  for (let i = 1; i < c.argv.length && !/^[-(!]/.test(c.argv[i]); i++) roots.push(c.argv[i]);
+  const targets = judgeTargets(
+    c,
+    roots.length === 0 ? ["."] : roots,
+    rmDangerous(scope.context),
+    scope.context,
+  );
+  if (targets.certain) return true;
+  if (targets.possible !== undefined) {
+    return unsure(`dynamic argument to find -delete: ${targets.possible}`);
+  }
+  return undefined;
 }
 
-function gitArgs(argv: readonly string[]): string[] | undefined {
-  return argv[0] === "git" ? skipGitGlobals(argv.slice(1)) : undefined;
+function chmodOutside(c: SimpleCommand, scope: Scope): Verdict {
+  if (c.argv[0] !== "chmod" && c.argv[0] !== "chown" && c.argv[0] !== "chgrp") return undefined;
+  const args = c.argv.slice(1);
+  const parsed = parseArgs(args, CHMOD);
+  const recursive = hasOption(parsed, "--recursive");
+  const dynamicWords = args.map((_, i) => i + 1).filter((i) => isDynamic(c, i));
+  if (!recursive && dynamicWords.length === 0 && !c.appended) return undefined;
+  const worktree = scope.context.worktree;
+  const outside = (path: string, leaves: boolean) =>
+    isRootPath(path) || containsWorktree(path, worktree) ||
+    (worktree !== undefined ? !path.startsWith(`${worktree}/`) && path !== worktree : leaves);
+  // The first operand is the mode or owner, unless the mode looked like an option (`-x`).
+  const modeAsOption = c.argv[0] === "chmod" && args.some((a) => /^-[rwxXst]+$/.test(a));
+  const targets = judgeTargets(
+    c,
+    modeAsOption ? parsed.operands : parsed.operands.slice(1),
+    outside,
+    scope.context,
+  );
+  if (recursive && targets.certain) return true;
+  if (recursive && targets.possible !== undefined) {
+    return unsure(`dynamic argument to ${c.argv[0]} -R: ${targets.possible}`);
+  }
+  if (
+    !recursive && (dynamicWords.some((i) => splits(c, i)) || dynamicWords.length >= 2) &&
+    (targets.possible !== undefined || targets.certain)
+  ) {
+    return unsure(`dynamic argument to ${c.argv[0]}: ${firstDynamic(c)}`);
+  }
+  return undefined;
 }
+
+// ---------------------------------------------------------------------------------------------
+// git
+
+/** Variables that configure git or make it run programs. */
+const GIT_ENV =
+  /^GIT_(CONFIG\w*|EXEC_PATH|SSH\w*|EXTERNAL_DIFF|PAGER|EDITOR|SEQUENCE_EDITOR|ASKPASS|PROXY_COMMAND|DIR|WORK_TREE|COMMON_DIR|TEMPLATE_DIR|ALTERNATE_OBJECT_DIRECTORIES|NAMESPACE|ALLOW_PROTOCOL|PROTOCOL_FROM_USER|INDEX_FILE)$/;
+
+/** Config keys that run programs, define aliases, or change what push and fetch do. */
+const GIT_DANGEROUS_KEY = new RegExp(
+  "^(alias\\..+|core\\.(fsmonitor|sshcommand|pager|editor|hookspath|gitproxy|askpass|worktree|" +
+    "attributesfile)|sequence\\.editor|diff\\..+\\.(textconv|command)|diff\\.external|" +
+    "merge\\..+\\.driver|filter\\..+\\.(clean|smudge|process|required)|credential\\.(.+\\.)?helper|" +
+    "remote\\..+\\.(push|mirror|receivepack|uploadpack|proxy|vcs)|include\\.path|includeif\\..+|" +
+    "protocol\\..+|uploadpack\\..+|receive\\..+|gpg\\.(.+\\.)?program|pager\\..+|" +
+    "interactive\\.difffilter|ssh\\.variant|difftool\\..+|mergetool\\..+|web\\.browser|" +
+    "browser\\..+|man\\..+|sendemail\\..+|submodule\\..+\\.update|http\\..*proxy|" +
+    "core\\.(symlinks|protect\\w+)|safe\\.directory|init\\.templatedir|" +
+    "rebase\\.instructionformat|format\\.headers|color\\.pager|log\\.showsignature)$",
+  "i",
+);
+
+interface GitLine {
+  /** From the subcommand on. */
+  rest: string[];
+  /** Where `rest` starts in argv. */
+  at: number;
+  globals: string[];
+}
+
+function gitLine(c: SimpleCommand): GitLine | undefined {
+  if (c.argv[0] !== "git") return undefined;
+  const args = c.argv.slice(1);
+  const rest = skipGitGlobals(args);
+  const at = c.argv.length - rest.length;
+  return { rest, at, globals: args.slice(0, args.length - rest.length) };
+}
+
+/** `-c key=value` and `--config-env=key=VAR` of the global options. */
+function globalConfigKeys(globals: readonly string[]): string[] {
+  const keys: string[] = [];
+  for (let i = 0; i < globals.length; i++) {
+    const g = globals[i];
+    let kv: string | undefined;
+    if (g === "-c" || g === "--config-env") kv = globals[++i];
+    else if (g.startsWith("--config-env=")) kv = g.slice(13);
+    else if (g.startsWith("-c") && g.length > 2) kv = g.slice(2);
+    if (kv !== undefined) keys.push(kv.split("=")[0]);
+  }
+  return keys;
+}
+
+/** The key a `git config` invocation sets, when it sets one. */
+function configSetKey(args: readonly string[]): string | undefined {
+  const operands: string[] = [];
+  let reading = false;
+  for (let i = 0; i < args.length; i++) {
+    const a = args[i];
+    if (
+      /^--(get|get-all|get-regexp|get-urlmatch|list|unset|unset-all|remove-section|rename-section|show-origin|show-scope|name-only|null|edit)$|^-[lez]$/
+        .test(a)
+    ) {
+      if (!/unset|remove|rename|edit/.test(a)) reading = true;
+      continue;
+    }
+    if (/^(-f|--file|--blob|--type|--default|--comment|--value)$/.test(a)) {
+      i++;
+      continue;
+    }
+    if (a.startsWith("-")) continue;
+    operands.push(a);
+  }
+  if (operands[0] === "get" || operands[0] === "list") return undefined;
+  if (operands[0] === "set" || operands[0] === "unset") return operands[1];
+  if (reading || operands.length < 2) return undefined;
+  return operands[0];
+}
+
+function gitConfigExec(c: SimpleCommand): Verdict {
+  const git = gitLine(c);
+  if (git === undefined) return undefined;
+  const dangerous = globalConfigKeys(git.globals).find((k) => GIT_DANGEROUS_KEY.test(k));
+  if (dangerous !== undefined) return true;
+  const fromEnv = (c.env ?? []).find((n) => GIT_ENV.test(n));
+  if (fromEnv !== undefined) return true;
+  if (git.rest[0] === "config") {
+    const key = configSetKey(git.rest.slice(1));
+    if (key !== undefined && GIT_DANGEROUS_KEY.test(key)) return true;
+    if (key !== undefined && isDynamic(c, c.argv.indexOf(key, git.at))) {
+      return unsure(`dynamic key to git config: ${key}`);
+    }
+  }
+  if (git.rest[0] === "clone" || git.rest[0] === "submodule") {
+    for (let i = 1; i < git.rest.length; i++) {
+      const a = git.rest[i];
+      const kv = a === "-c" || a === "--config"
+        ? git.rest[i + 1]
+        : a.startsWith("--config=")
+        ? a.slice(9)
+        : undefined;
+      if (kv !== undefined && GIT_DANGEROUS_KEY.test(kv.split("=")[0])) return true;
+    }
+  }
+  return undefined;
+}
+
+/** git itself: is what runs exactly known? A dynamic word or an unknown subcommand is not. */
+function gitUnknown(c: SimpleCommand): Verdict {
+  const git = gitLine(c);
+  if (git === undefined) return undefined;
+  for (let i = 1; i < git.at; i++) {
+    if (isDynamic(c, i)) return unsure(`dynamic global option to git: ${c.argv[i]}`);
+  }
+  if (git.globals.some((g) => g.startsWith("--exec-path"))) {
+    return unsure("git --exec-path runs git commands from another folder");
+  }
+  const sub = git.rest[0];
+  if (sub === undefined) return undefined;
+  if (isDynamic(c, git.at)) return unsure(`dynamic git subcommand: ${sub}`);
+  if (!GIT_COMMANDS.has(sub)) {
+    return unsure(`git ${sub} is not a git command; it may be an alias the repository defines`);
+  }
+  if (RISKY_GIT.has(sub)) {
+    const word = firstDynamic(c, git.at + 1);
+    if (word !== undefined) return unsure(`dynamic argument to git ${sub}: ${word}`);
+    if (c.appended) return unsure(`git ${sub} given words xargs reads at run time`);
+  }
+  const runs = git.rest.find((a) =>
+    /^--(upload-pack|receive-pack|exec|template)(=|$)/.test(a) ||
+    a === "-u" && sub !== "push" && sub !== "add"
+  );
+  if (runs !== undefined) {
+    return unsure(`git ${sub} ${runs} runs a program the analyzer cannot see`);
+  }
+  return undefined;
+}
+
+/** Subcommands whose arguments the rules read: a dynamic word there could change the answer. */
+const RISKY_GIT = new Set([
+  "push",
+  "send-pack",
+  "reset",
+  "worktree",
+  "config",
+  "clone",
+  "fetch",
+  "pull",
+  "submodule",
+  "rebase",
+  "clean",
+  "checkout",
+  "restore",
+  "branch",
+  "update-ref",
+  "filter-branch",
+  "bisect",
+  "difftool",
+]);
 
 function pushForces(args: readonly string[]): boolean {
   const parsed = parseArgs(args, GIT_SUBCOMMANDS.push);
-  let force = parsed.operands.some((o) => o.startsWith("+"));
-  let lease = false;
+  // A `+` refspec forces whatever the options say, `--force-with-lease` included.
+  if (parsed.operands.some((o) => o.startsWith("+") || /:\+/.test(o))) return true;
+  let force = false;
   for (const o of parsed.options) {
-    if (o.name === "--force") force = true;
-    if (o.name === "--no-force") force = parsed.operands.some((x) => x.startsWith("+"));
-    if (o.name === "--force-with-lease") lease = true;
-    if (o.name === "--no-force-with-lease") lease = false;
+    if (o.name === "--force" || o.name === "--mirror") force = true;
+    if (o.name === "--no-force") force = false;
   }
-  return force && !lease;
+  return force;
 }
 
-const CODE_OPTIONS = new Set(["-c", "-m", "-e", "-E", "--eval", "-p", "--print", "-r"]);
+function gitPushForce(c: SimpleCommand): Verdict {
+  const git = gitLine(c);
+  if (git === undefined) return undefined;
+  if (git.rest[0] === "push") return pushForces(git.rest.slice(1)) || undefined;
+  if (git.rest[0] === "send-pack") {
+    const args = git.rest.slice(1);
+    return args.some((a) =>
+      a === "--force" || a === "-f" || a === "--mirror" || a.startsWith("+")
+    ) ||
+      undefined;
+  }
+  return undefined;
+}
+
+function gitResetHard(c: SimpleCommand): Verdict {
+  const git = gitLine(c);
+  if (git?.rest[0] !== "reset") return undefined;
+  return hasOption(parseArgs(git.rest.slice(1), GIT_SUBCOMMANDS.reset), "--hard") || undefined;
+}
+
+function gitWorktreeRemove(c: SimpleCommand): Verdict {
+  const git = gitLine(c);
+  if (git?.rest[0] !== "worktree") return undefined;
+  const sub = git.rest.slice(1).find((a) => !a.startsWith("-"));
+  return sub === "remove" || sub === "prune" || undefined;
+}
+
+/** Files under `.git/` that git runs or reads configuration from. */
+const GIT_INTERNALS =
+  /(^|\/)\.git\/(hooks(\/|$)|config$|modules\/.*\/(hooks\/|config$)|info\/attributes$)/;
+
+/** Programs that write to their last operand or a named file. */
+function writtenFiles(c: SimpleCommand): string[] {
+  const files = [...(c.writes ?? [])];
+  const [program, ...args] = c.argv;
+  const operands = args.filter((a) => !a.startsWith("-"));
+  if (program === "tee") files.push(...operands);
+  if (
+    (program === "cp" || program === "mv" || program === "ln" || program === "install" ||
+      program === "rsync") && operands.length > 1
+  ) {
+    files.push(operands[operands.length - 1]);
+    const t = args.findIndex((a) => a === "-t" || a === "--target-directory");
+    if (t !== -1 && args[t + 1] !== undefined) files.push(args[t + 1]);
+  }
+  if (program === "sed" && args.some((a) => /^-[a-zA-Z]*i|^--in-place/.test(a))) {
+    files.push(...operands.slice(1));
+  }
+  if (program === "dd") {
+    files.push(...args.filter((a) => a.startsWith("of=")).map((a) => a.slice(3)));
+  }
+  if (DOWNLOADERS.has(program)) files.push(...downloadTargets(c).filter((f) => f !== REMOTE_NAME));
+  if (program === "git" && args.includes("config")) {
+    const f = args.findIndex((a) => a === "-f" || a === "--file");
+    if (f !== -1 && args[f + 1] !== undefined) files.push(args[f + 1]);
+  }
+  return files;
+}
+
+function gitHooksWrite(c: SimpleCommand): Verdict {
+  const files = writtenFiles(c);
+  if (files.some((f) => GIT_INTERNALS.test(f))) return true;
+  if (
+    c.cwd !== undefined && c.cwd !== null && /(^|\/)\.git(\/hooks)?$/.test(c.cwd) &&
+    files.length > 0
+  ) return true;
+  return undefined;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Code from the network
+
+const CODE_OPTIONS_SHELL = /^-[a-zA-Z]*c[a-zA-Z]*$/;
 
 /** Does the program take its code from stdin or from a substituted word? */
-function runsFedCode(argv: readonly string[]): boolean {
-  const program = argv[0];
+function runsFedCode(c: SimpleCommand): boolean {
+  const [program, ...args] = c.argv;
   if (program === "eval" || program === "source" || program === ".") return true;
   if (!SHELLS.has(program) && !isInterpreter(program)) return false;
-  const args = argv.slice(1);
+  if (c.appended) return true;
   // `sh -c "$(curl …)"`, `bash <(curl …)`: the code is the substitution.
   if (args.some((a) => /\$\(|`|<\(/.test(a))) return true;
-  if (args.some((a) => CODE_OPTIONS.has(a) || /^-[a-z]*c[a-z]*$/.test(a) && SHELLS.has(program))) {
-    return false;
+  if (SHELLS.has(program)) {
+    if (args.some((a) => CODE_OPTIONS_SHELL.test(a))) return false;
+    const operand = args.find((a) => !a.startsWith("-") && !a.startsWith("+"));
+    return operand === undefined || isStdinPath(operand) || args.includes("-s") ||
+      args.includes("-");
   }
-  const operand = args.find((a) => !a.startsWith("-"));
-  return operand === undefined || args.includes("-s") || args.includes("-");
+  const parsed = codeArgs(program, args.map((value) => ({ value, dynamic: false })));
+  return parsed.stdin;
 }
+
+const REMOTE_NAME = "\u0000remote-name";
+
+/** Files a downloader writes: `-o F`, `--output F`, `-O` (the name the server picks), `> F`. */
+function downloadTargets(c: SimpleCommand): string[] {
+  const [program, ...args] = c.argv;
+  if (!DOWNLOADERS.has(program)) return [];
+  const files = [...(c.writes ?? [])];
+  const isWget = program === "wget" || program === "wget2";
+  let named = false;
+  for (let i = 0; i < args.length; i++) {
+    const a = args[i];
+    if (isWget) {
+      if (a === "-O" || a === "--output-document") files.push(args[++i] ?? REMOTE_NAME);
+      else if (a.startsWith("--output-document=")) files.push(a.slice(18));
+      else if (/^-O./.test(a)) files.push(a.slice(2));
+      else if (a === "-P" || a === "--directory-prefix" || a.startsWith("--directory-prefix=")) {
+        files.push(REMOTE_NAME);
+      } else continue;
+      named = true;
+    } else if (program === "curl") {
+      if (a === "-o" || a === "--output") files.push(args[++i] ?? REMOTE_NAME);
+      else if (a.startsWith("--output=")) files.push(a.slice(9));
+      else if (/^-[a-zA-Z]*o$/.test(a) && !a.startsWith("--")) files.push(args[++i] ?? REMOTE_NAME);
+      else if (
+        /^-[a-zA-Z]*O[a-zA-Z]*$/.test(a) || a === "--remote-name" || a === "--remote-name-all" ||
+        a === "-J"
+      ) files.push(REMOTE_NAME);
+    } else if (a === "-o" || a === "-O") {
+      files.push(args[++i] ?? REMOTE_NAME);
+    }
+  }
+  // wget saves under the server's name unless told otherwise, or prints with `-O -`.
+  if (isWget && !named && (c.writes ?? []).length === 0) files.push(REMOTE_NAME);
+  return files.filter((f) => f !== "-" && f !== "/dev/stdout");
+}
+
+/** The script file a command runs: `sh x.sh`, `python x.py`, `source x`, `./x`, `/tmp/x`. */
+function executedFile(c: SimpleCommand): string | undefined {
+  const [program, ...args] = c.argv;
+  if (c.path !== undefined) return c.path;
+  if (program === "source" || program === ".") return args[0];
+  if (SHELLS.has(program)) {
+    if (args.some((a) => CODE_OPTIONS_SHELL.test(a))) return undefined;
+    return args.find((a) => !a.startsWith("-") && !a.startsWith("+"));
+  }
+  if (isInterpreter(program)) {
+    const parsed = codeArgs(program, args.map((value) => ({ value, dynamic: false })));
+    return parsed.code.length === 0 ? parsed.operand : undefined;
+  }
+  return undefined;
+}
+
+function sameFile(a: string, b: string): boolean {
+  const norm = (p: string) => p.replace(/^\.\//, "");
+  return norm(a) === norm(b) || a.split("/").pop() === b.split("/").pop();
+}
+
+function downloadToShell(c: SimpleCommand): Verdict {
+  return (c.pipedFrom ?? []).some((p) => DOWNLOADERS.has(p)) && runsFedCode(c) || undefined;
+}
+
+/** `curl -o x.sh … && sh x.sh`, or a file a downloader wrote earlier in the session. */
+function downloadThenRun(c: SimpleCommand, scope: Scope): Verdict {
+  const file = executedFile(c);
+  if (file === undefined) return undefined;
+  for (const earlier of scope.commands.slice(0, scope.index)) {
+    for (const target of downloadTargets(earlier)) {
+      if (target === REMOTE_NAME || sameFile(target, file)) return true;
+    }
+  }
+  const tainted = scope.context.tainted;
+  if (tainted !== undefined && tainted.size > 0) {
+    const resolved = resolvePath(file, c.cwd, scope.context);
+    if (resolved === undefined || tainted.has(resolved.path)) return true;
+  }
+  return undefined;
+}
+
+/** Files downloaded by the line, resolved: the bridge taints them for the session. */
+export function downloadedFiles(analysis: CommandAnalysis, context: RuleContext): string[] {
+  const out: string[] = [];
+  for (const c of analysis.commands) {
+    for (const target of downloadTargets(c)) {
+      if (target === REMOTE_NAME) continue;
+      const resolved = resolvePath(target, c.cwd, context);
+      if (resolved !== undefined) out.push(resolved.path);
+    }
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------
 
 const RULES: readonly BuiltinRule[] = [
   {
     id: "builtin.privilege-escalation",
     reason: "runs a command as another user (sudo, doas, su, pkexec); agents never need root",
-    test: (argv) => PRIVILEGE.has(argv[0]),
+    test: (c) =>
+      PRIVILEGE.has(c.argv[0]) || c.argv[0] === "runuser" || c.argv[0] === "setpriv" || undefined,
   },
   {
     id: "builtin.rm-root",
-    reason: "recursive rm of /, the home folder or a top-level system folder",
-    test(argv) {
-      if (argv[0] !== "rm") return false;
-      const parsed = parseArgs(argv.slice(1), RM);
-      return hasOption(parsed, "--recursive") && parsed.operands.some(isRootTarget);
-    },
+    reason:
+      "recursive delete of /, the home folder, a top-level system folder, or a folder holding the worktree",
+    test: rmRoot,
   },
   {
     id: "builtin.git-worktree-remove",
     reason: "git worktree remove/prune deletes worktrees other sessions may be using",
-    test(argv) {
-      const args = gitArgs(argv);
-      if (args?.[0] !== "worktree") return false;
-      const sub = args.slice(1).find((a) => !a.startsWith("-"));
-      return sub === "remove" || sub === "prune";
-    },
+    test: gitWorktreeRemove,
   },
   {
     id: "builtin.git-reset-hard",
     reason: "git reset --hard throws away uncommitted work",
-    test(argv) {
-      const args = gitArgs(argv);
-      if (args?.[0] !== "reset") return false;
-      return hasOption(parseArgs(args.slice(1), GIT_SUBCOMMANDS.reset), "--hard");
-    },
+    test: gitResetHard,
   },
   {
     id: "builtin.git-push-force",
-    reason: "a force push without --force-with-lease overwrites commits on the remote",
-    test(argv) {
-      const args = gitArgs(argv);
-      return args?.[0] === "push" && pushForces(args.slice(1));
-    },
+    reason:
+      "a force push (--force, -f, --mirror or a +refspec, even beside --force-with-lease) overwrites commits on the remote",
+    test: gitPushForce,
+  },
+  {
+    id: "builtin.git-config-exec",
+    reason:
+      "sets git configuration that runs programs, defines aliases or changes what push does (-c, git config, GIT_CONFIG_* and the like)",
+    test: gitConfigExec,
+  },
+  {
+    id: "builtin.git-hooks-write",
+    reason: "writes git hooks or git's own config, which git later runs outside any approval",
+    test: gitHooksWrite,
   },
   {
     id: "builtin.download-to-shell",
     reason: "runs code downloaded from the network in a shell or interpreter",
-    test: (argv, command) =>
-      (command.pipedFrom ?? []).some((p) => DOWNLOADERS.has(p)) && runsFedCode(argv),
+    test: (c, scope) => downloadToShell(c) ?? downloadThenRun(c, scope),
   },
   {
     id: "builtin.recursive-chmod-absolute",
-    reason: "recursive chmod/chown on an absolute path changes files outside the worktree",
-    test(argv) {
-      if (argv[0] !== "chmod" && argv[0] !== "chown" && argv[0] !== "chgrp") return false;
-      const parsed = parseArgs(argv.slice(1), CHMOD);
-      return hasOption(parsed, "--recursive") && parsed.operands.some(isAbsoluteTarget);
-    },
+    reason: "recursive chmod/chown/chgrp of files outside the worktree",
+    test: chmodOutside,
+  },
+  {
+    id: "builtin.git-unknown",
+    reason: "git whose subcommand or arguments are only known at run time",
+    test: gitUnknown,
   },
 ];
 
@@ -169,14 +614,26 @@ export const BUILTIN_RULES: readonly BuiltinRuleInfo[] = RULES.map(({ id, reason
   reason,
 }));
 
-/** The first rule any command of the line breaks, in the order the commands appear. */
-export function matchBuiltin(analysis: CommandAnalysis): BuiltinMatch | undefined {
-  for (const command of analysis.commands) {
+/**
+ * The first rule any command of the line breaks, in the order the commands appear; failing
+ * that, the first rule a command could break depending on what only the run-time shows.
+ */
+export function matchBuiltin(
+  analysis: CommandAnalysis,
+  context: RuleContext = {},
+): BuiltinMatch | undefined {
+  let doubt: BuiltinMatch | undefined;
+  const commands = analysis.commands;
+  for (let index = 0; index < commands.length; index++) {
+    const command = commands[index];
+    const scope: Scope = { context, commands, index };
     for (const rule of RULES) {
-      if (rule.test(command.argv, command)) {
-        return { ruleId: rule.id, reason: rule.reason, command };
+      const verdict = rule.test(command, scope);
+      if (verdict === true) return { ruleId: rule.id, reason: rule.reason, command, kind: "deny" };
+      if (verdict !== undefined && doubt === undefined) {
+        doubt = { ruleId: rule.id, reason: verdict.unsure, command, kind: "unanalyzable" };
       }
     }
   }
-  return undefined;
+  return doubt;
 }

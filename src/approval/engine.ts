@@ -28,7 +28,9 @@ export interface EngineDecision {
 }
 
 export interface SessionFacts {
-  worktree: string;
+  worktree?: string;
+  /** Files a downloader wrote earlier in this session (absolute): running one is declined. */
+  tainted?: ReadonlySet<string>;
   permissionMode: PermissionMode;
   permissionConfig?: PermissionConfig;
 }
@@ -42,7 +44,7 @@ export function evaluate(
   switch (request.kind) {
     case "command":
     case "writeStdin":
-      return evaluateCommand(policy, request.command, session, analyzer);
+      return evaluateCommand(policy, request.command, request.cwd, session, analyzer);
     case "fileChange":
       return evaluateFileChange(policy, request.paths, request.grantRoot ?? undefined, session);
     case "mcpTool":
@@ -141,6 +143,7 @@ function patternPrefix(pattern: string, analyzer: ShellAnalyzer): string[] {
 function evaluateCommand(
   policy: CompiledPolicy,
   line: string,
+  cwd: string | undefined,
   session: SessionFacts,
   analyzer: ShellAnalyzer,
 ): EngineDecision {
@@ -156,8 +159,12 @@ function evaluateCommand(
     };
   }
   const analysis = analyzer.analyze(line);
-  const builtin = analyzer.matchBuiltin(analysis);
-  if (builtin !== undefined) {
+  const builtin = analyzer.matchBuiltin(analysis, {
+    ...(session.worktree !== undefined && { worktree: session.worktree }),
+    ...(cwd !== undefined && cwd !== "" && { cwd }),
+    ...(session.tainted !== undefined && { tainted: session.tainted }),
+  });
+  if (builtin !== undefined && builtin.kind !== "unanalyzable") {
     return { decision: "deny", ruleId: builtin.ruleId, source: "builtin", reason: builtin.reason };
   }
   if (bypassing(policy, session)) return bypassDecision();
@@ -183,12 +190,13 @@ function evaluateCommand(
     }
   }
 
-  if (analysis.unanalyzable !== undefined) {
+  const doubt = analysis.unanalyzable?.reason ?? builtin?.reason;
+  if (doubt !== undefined) {
     return {
       decision: policy.merged.unanalyzable,
       ruleId: "unanalyzable",
       source: `policy:${policy.name}`,
-      reason: `cannot analyse the command (${analysis.unanalyzable.reason})`,
+      reason: `cannot analyse the command (${doubt})`,
     };
   }
   if (analysis.interactive !== undefined && policy.merged.interactive !== "allow") {
@@ -304,7 +312,8 @@ function evaluateFileChange(
   }
   const all = grantRoot === undefined ? paths : [...paths, grantRoot];
   const verdicts = checkPaths(all, {
-    worktree: session.worktree,
+    // Without a worktree (a dry run that named none) containment is not judged.
+    worktree: session.worktree ?? "/",
     allowRoots: policy.merged.files.allowRoots,
     denied: policy.fileDeny,
   });

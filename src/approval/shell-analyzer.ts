@@ -8,6 +8,7 @@ import {
   type BuiltinRuleInfo,
   cachingAnalyzer,
   type CommandAnalysis,
+  type RuleContext,
   type ShellAnalyzer,
   type SimpleCommand,
 } from "./analyzer.ts";
@@ -16,7 +17,7 @@ import {
 export interface ShellAnalyzerParts {
   initShellParser(): Promise<void>;
   analyzeCommand(command: string): CommandAnalysis;
-  matchBuiltin(analysis: CommandAnalysis): BuiltinMatch | undefined;
+  matchBuiltin(analysis: CommandAnalysis, context?: RuleContext): BuiltinMatch | undefined;
   matchesPrefix(command: SimpleCommand, prefix: string[]): boolean;
   BUILTIN_RULES: readonly BuiltinRuleInfo[];
 }
@@ -26,7 +27,7 @@ export async function shellAnalyzerFrom(parts: ShellAnalyzerParts): Promise<Shel
   await parts.initShellParser();
   return cachingAnalyzer({
     analyze: (command) => parts.analyzeCommand(command),
-    matchBuiltin: (analysis) => parts.matchBuiltin(analysis),
+    matchBuiltin: (analysis, context) => parts.matchBuiltin(analysis, context),
     matchesPrefix: (command, prefix) => parts.matchesPrefix(command, prefix),
     builtinRules: parts.BUILTIN_RULES,
   });

@@ -37,14 +37,18 @@ export class PolicyRoutes {
   /** A command or file change judged as if codex had asked, without running anything. */
   evaluate(body: EvaluateRequest): EvaluateResult {
     const policy = this.#policies.get(body.policy);
-    const worktree = body.cwd ?? "/";
+    // Without a cwd, a command is judged as run in a worktree nobody knows: `..` leaves it.
+    const worktree = body.cwd;
     const request: ApprovalRequest = body.command !== undefined
-      ? { kind: "command", command: body.command, cwd: worktree }
+      ? { kind: "command", command: body.command, cwd: worktree ?? "" }
       : { kind: "fileChange", paths: body.paths ?? [] };
     const decided = evaluate(
       policy,
       request,
-      { worktree, permissionMode: body.permissionMode ?? "default" },
+      {
+        ...(worktree !== undefined && { worktree }),
+        permissionMode: body.permissionMode ?? "default",
+      },
       this.#policies.analyzer,
     );
     return {

@@ -61,7 +61,7 @@ describe("defaultShellAnalyzer", () => {
     expect(analysis.commands.map((c) => c.argv)).toEqual([["npm", "test"], ["git", "push", "-f"]]);
     expect(analyzer.matchBuiltin(analysis)?.ruleId).toBe("builtin.git-push-force");
     expect(analyzer.matchesPrefix(analysis.commands[1], ["git", "push", "--force"])).toBe(true);
-    expect(analyzer.builtinRules.length).toBe(7);
+    expect(analyzer.builtinRules.length).toBe(10);
   });
 
   test("every shipped policy and example loads with the real analyzer", async () => {

@@ -4,9 +4,11 @@
  */
 import type { Node } from "web-tree-sitter";
 import type { CommandAnalysis, SimpleCommand } from "../analyzer.ts";
+import { braceExpand, substituteKnown } from "./expand.ts";
+import { hiddenCharacter } from "./gate.ts";
 import { type Feed, normalizeCommand } from "./normalize.ts";
 import { parseShell } from "./parser.ts";
-import { literalOutput } from "./stdin.ts";
+import { literalOutputs } from "./stdin.ts";
 import { literalWord, type Word, wordOf } from "./words.ts";
 
 /** `bash -c 'sh -c "…"'` nests; past this depth the line is unanalysable. */
@@ -21,6 +23,8 @@ interface Ctx {
   stdin: Stdin;
   stdinText?: Word;
   inSubstitution: boolean;
+  /** Files the enclosing redirected statement writes (`{ curl …; } > x.sh`). */
+  writes?: string[];
 }
 
 interface State {
@@ -28,10 +32,21 @@ interface State {
   unanalyzable?: string;
   interactive?: string;
   assigned: Set<string>;
+  /** Variables with a value the line fixed: name → value and where it was assigned. */
+  known: Map<string, { value: string; at: number } | null>;
+  /** The directory `cd` moved to, relative to the session's; null when not known. */
+  cwd?: string | null;
 }
 
+/** Values the analysis may take for granted: the home folder and the current directory. */
+const ENVIRONMENT = new Map([["HOME", "~"], ["PWD", "."]]);
+
 export function analyzeCommand(command: string): CommandAnalysis {
-  const state: State = { commands: [], assigned: new Set() };
+  const state: State = { commands: [], assigned: new Set(), known: new Map() };
+  const hidden = hiddenCharacter(command);
+  if (hidden !== undefined) {
+    return { commands: [], unanalyzable: { reason: hidden } };
+  }
   analyzeScript(
     command,
     { depth: 0, pipedFrom: [], stdin: "terminal", inSubstitution: false },
@@ -48,16 +63,31 @@ function analyzeScript(script: string, ctx: Ctx, state: State): void {
     state.unanalyzable ??= `scripts nested more than ${MAX_SCRIPT_DEPTH} levels deep`;
     return;
   }
+  if (/\$\{[^}]*@[PEAKak]\}/.test(script)) {
+    state.unanalyzable ??= "a ${…@P} transformation expands prompts or escapes at run time";
+  }
+  if (ARITHMETIC.test(script) && QUOTED_CODE.test(script)) {
+    state.unanalyzable ??=
+      "arithmetic evaluation of a string that holds a command substitution runs it";
+  }
   const tree = parseShell(script);
+  const outerKnown = state.known;
+  state.known = new Map();
   try {
     const root = tree.rootNode;
     if (root.hasError) state.unanalyzable ??= parseErrorReason(root);
-    collectAssigned(root, state.assigned);
+    collectAssigned(root, state, false);
     walk(root, ctx, state);
   } finally {
+    state.known = outerKnown;
     tree.delete();
   }
 }
+
+/** Places where bash evaluates a variable's text as arithmetic, array subscripts included. */
+const ARITHMETIC =
+  /\(\(|\$\[|\blet\b|-(eq|ne|lt|le|gt|ge)\b|\b(declare|typeset|local)\s+-\w*i|\[\$/;
+const QUOTED_CODE = /'[^']*(\$\(|`)[^']*'|\\\$\(|\\`/;
 
 function parseErrorReason(root: Node): string {
   const bad = findError(root);
@@ -75,13 +105,72 @@ function findError(node: Node): Node | undefined {
   return undefined;
 }
 
-/** Variables the line itself assigns: a script built from them is not a literal. */
-function collectAssigned(node: Node, into: Set<string>): void {
+const REPEATING = new Set([
+  "for_statement",
+  "c_style_for_statement",
+  "while_statement",
+  "function_definition",
+]);
+
+/**
+ * Variables the line itself assigns: a script built from them is not a literal. A variable
+ * assigned one literal value, once, outside any loop or function, has that value afterwards.
+ */
+function collectAssigned(node: Node, state: State, repeating: boolean): void {
   if (node.type === "variable_assignment" || node.type === "for_statement") {
-    const name = node.childForFieldName(node.type === "for_statement" ? "variable" : "name");
-    if (name !== null) into.add(name.text.replace(/\[.*$/, ""));
+    const nameNode = node.childForFieldName(
+      node.type === "for_statement" ? "variable" : "name",
+    );
+    if (nameNode !== null) {
+      const name = nameNode.text.replace(/\[.*$/, "");
+      state.assigned.add(name);
+      const valueNode = node.type === "variable_assignment"
+        ? node.childForFieldName("value")
+        : null;
+      const value = valueNode === null
+        ? (node.type === "variable_assignment" && !/\[/.test(nameNode.text) ? "" : undefined)
+        : wordOf(valueNode);
+      const literal = typeof value === "string"
+        ? value
+        : value !== undefined && !value.dynamic && !value.glob
+        ? value.value
+        : undefined;
+      const appends = node.text.slice(nameNode.text.length).startsWith("+=");
+      if (
+        state.known.has(name) || repeating || literal === undefined || appends ||
+        nameNode.text.includes("[")
+      ) {
+        state.known.set(name, null);
+      } else {
+        state.known.set(name, { value: literal, at: node.startIndex });
+      }
+    }
   }
-  for (const child of node.namedChildren) if (child !== null) collectAssigned(child, into);
+  const inner = repeating || REPEATING.has(node.type);
+  for (const child of node.namedChildren) if (child !== null) collectAssigned(child, state, inner);
+}
+
+/** The variables known at `at` in the current script. */
+function knownAt(state: State, at: number): Map<string, string> {
+  const known = new Map<string, string>();
+  // A changed IFS splits words where the analysis would not.
+  if (state.assigned.has("IFS")) return known;
+  for (const [name, value] of ENVIRONMENT) if (!state.assigned.has(name)) known.set(name, value);
+  for (const [name, entry] of state.known) {
+    if (entry !== null && entry.at < at) known.set(name, entry.value);
+  }
+  return known;
+}
+
+/** Static expansion of one word: known variables, then braces. */
+function expandWord(word: Word, known: ReadonlyMap<string, string>): Word[] {
+  const out: Word[] = [];
+  for (const w of substituteKnown(word, known)) {
+    const alternatives = w.braces === undefined || w.dynamic ? undefined : braceExpand(w.braces);
+    if (alternatives === undefined || alternatives.length <= 1) out.push(w);
+    else for (const value of alternatives) out.push({ ...w, ...literalWord(value), glob: w.glob });
+  }
+  return out;
 }
 
 function walk(node: Node, ctx: Ctx, state: State): void {
@@ -132,7 +221,7 @@ function pipeline(
       state,
     );
     feeding = [...feeding, ...programsSince(state, from)];
-    text = literalOutput(element);
+    text = literalOutputs(element);
     fed = true;
   }
 }
@@ -154,7 +243,10 @@ function redirectFeeds(redirect: Node, ctx: Ctx, state: State): string[] {
     walk(child, { ...ctx, inSubstitution: true }, state);
   }
   const body = redirect.namedChildren.find((c) => c?.type === "heredoc_body");
-  if (body) walk(body, { ...ctx, inSubstitution: true }, state);
+  if (body) {
+    hiddenSubstitution(body, state);
+    walk(body, { ...ctx, inSubstitution: true }, state);
+  }
   return isInputRedirect(redirect) ? programsSince(state, from) : [];
 }
 
@@ -184,8 +276,11 @@ function redirected(node: Node, ctx: Ctx, state: State): void {
   let feeds: string[] = [];
   let stdin: Stdin = ctx.stdin;
   let stdinText = ctx.stdinText;
+  const writes: string[] = [];
   for (const r of redirects) {
     feeds = [...feeds, ...redirectFeeds(r, ctx, state)];
+    const target = outputTarget(r);
+    if (target !== undefined) writes.push(target);
     if (isInputRedirect(r)) {
       stdin = "file";
       stdinText = redirectText(r);
@@ -193,7 +288,13 @@ function redirected(node: Node, ctx: Ctx, state: State): void {
   }
   const from = state.commands.length;
   if (body !== null) {
-    walk(body, { ...ctx, pipedFrom: [...ctx.pipedFrom, ...feeds], stdin, stdinText }, state);
+    walk(body, {
+      ...ctx,
+      pipedFrom: [...ctx.pipedFrom, ...feeds],
+      stdin,
+      stdinText,
+      ...(writes.length > 0 && { writes: [...(ctx.writes ?? []), ...writes] }),
+    }, state);
   }
   const bodyPrograms = programsSince(state, from);
   // `cat <<EOF | sh` and `cat <<EOF && rm …` put the rest of the line inside the redirect.
@@ -215,7 +316,7 @@ function redirected(node: Node, ctx: Ctx, state: State): void {
 }
 
 function literalOutputOf(body: Node, redirect: Node): Word | undefined {
-  return literalOutput(body) ?? (isCat(body) ? redirectText(redirect) : undefined);
+  return literalOutputs(body) ?? (isCat(body) ? redirectText(redirect) : undefined);
 }
 
 function isCat(node: Node): boolean {
@@ -230,9 +331,12 @@ function quote(word: string): string {
 function commandNode(node: Node, ctx: Ctx, state: State): void {
   const subCtx = { ...ctx, inSubstitution: true };
   const words: Word[] = [];
+  const env: string[] = [];
+  const writes: string[] = [];
   let feeds: string[] = [];
   let stdin = ctx.stdin;
   let stdinText = ctx.stdinText;
+  const known = knownAt(state, node.startIndex);
   for (let i = 0; i < node.childCount; i++) {
     const child = node.child(i);
     if (child === null) continue;
@@ -241,33 +345,102 @@ function commandNode(node: Node, ctx: Ctx, state: State): void {
       const from = state.commands.length;
       walkSubstitutions(child, subCtx, state);
       feeds = [...feeds, ...programsSince(state, from)];
-      words.push(wordOf(child));
+      words.push(...expandWord(wordOf(child), known));
     } else if (child.type.endsWith("_redirect")) {
       feeds = [...feeds, ...redirectFeeds(child, ctx, state)];
+      const target = outputTarget(child);
+      if (target !== undefined) writes.push(target);
       if (isInputRedirect(child)) {
         stdin = "file";
         stdinText = redirectText(child);
       }
     } else if (child.isNamed) {
+      if (child.type === "variable_assignment") {
+        const name = child.childForFieldName("name")?.text;
+        if (name !== undefined) env.push(name);
+      }
       walkSubstitutions(child, subCtx, state);
     }
   }
   if (words.length === 0) return;
   const feed: Feed = { stdin, stdinText };
-  const normalized = normalizeCommand(words, feed, state.assigned);
+  const normalized = normalizeCommand(words, feed, state.assigned, env);
   const pipedFrom = [...ctx.pipedFrom, ...feeds];
   const rawArgv = words.map((w) => w.value);
   for (const c of normalized.commands) {
     const simple: SimpleCommand = { argv: c.argv, rawArgv, text: c.argv.map(quote).join(" ") };
     if (pipedFrom.length > 0) simple.pipedFrom = pipedFrom;
     if (ctx.inSubstitution) simple.inSubstitution = true;
+    if (c.dynamic.some(Boolean)) simple.dynamic = c.dynamic;
+    if (c.splits.some(Boolean)) simple.splits = c.splits;
+    if (c.env.length > 0) simple.env = c.env;
+    if (c.appended) simple.appended = true;
+    if (c.guessed) simple.guessed = true;
+    if (c.path !== undefined) simple.path = c.path;
+    if (ctx.writes !== undefined || writes.length > 0) {
+      simple.writes = [...(ctx.writes ?? []), ...writes];
+    }
+    const cwd = c.chdir === undefined
+      ? state.cwd
+      : c.chdir === null || state.cwd === null
+      ? null
+      : joinPath(state.cwd ?? ".", c.chdir);
+    if (cwd !== undefined) simple.cwd = cwd;
     state.commands.push(simple);
   }
+  trackDirectory(words, state);
   if (normalized.unanalyzable !== undefined) state.unanalyzable ??= normalized.unanalyzable;
   if (normalized.interactive !== undefined) state.interactive ??= normalized.interactive;
   for (const script of normalized.scripts) {
     analyzeScript(script, { ...ctx, depth: ctx.depth + 1, pipedFrom, stdinText: undefined }, state);
   }
+}
+
+/** `a/b` joined to `c`: `/`-rooted and `~`-rooted paths replace, others append. */
+function joinPath(base: string, path: string): string {
+  if (path.startsWith("/") || path === "~" || path.startsWith("~/")) return path;
+  return base === "." ? path : `${base}/${path}`;
+}
+
+/** `cd DIR` / `pushd DIR` changes where later commands run; an unknown DIR makes it unknown. */
+function trackDirectory(words: Word[], state: State): void {
+  const program = words[0]?.value;
+  if (program !== "cd" && program !== "pushd" && program !== "popd") return;
+  if (program === "popd") {
+    state.cwd = null;
+    return;
+  }
+  const operands = words.slice(1).filter((w) => !/^-[LPe@]+$/.test(w.value));
+  const dir = operands[0];
+  if (dir === undefined) state.cwd = "~";
+  else if (dir.dynamic || dir.glob || dir.value === "-") state.cwd = null;
+  else if (state.cwd !== null) state.cwd = joinPath(state.cwd ?? ".", dir.value);
+}
+
+/** The file an output redirect writes (`> f`, `>> f`, `&> f`), when it is literal. */
+function outputTarget(redirect: Node): string | undefined {
+  if (redirect.type !== "file_redirect" || isInputRedirect(redirect)) return undefined;
+  const destination = redirect.childForFieldName("destination") ??
+    redirect.namedChildren.find((c) => c !== null && c.type !== "file_descriptor") ?? null;
+  if (destination === null) return undefined;
+  const word = wordOf(destination);
+  return word.dynamic ? "$?" : word.value;
+}
+
+/**
+ * A substitution the parser did not see as one (backticks inside `${x:-…}`, an escaped
+ * backtick pair, a here-document body) still runs: such a shape is not modelled.
+ */
+function hiddenSubstitution(node: Node, state: State): void {
+  if (!/`|\$\(/.test(node.text)) return;
+  if (node.descendantsOfType(["command_substitution", "process_substitution"]).length > 0) return;
+  if (
+    node.type === "raw_string" || node.type === "heredoc_body" && node.parent !== null &&
+      /['"\\]/.test(node.parent.namedChildren.find((c) => c?.type === "heredoc_start")?.text ?? "")
+  ) {
+    return;
+  }
+  state.unanalyzable ??= `a substitution the parser does not model: ${node.text.slice(0, 60)}`;
 }
 
 /** Walks the command and process substitutions inside a word. */
@@ -276,5 +449,6 @@ function walkSubstitutions(node: Node, ctx: Ctx, state: State): void {
     walk(node, ctx, state);
     return;
   }
+  if (node.type === "expansion" || node.type === "heredoc_body") hiddenSubstitution(node, state);
   for (const child of node.namedChildren) if (child !== null) walkSubstitutions(child, ctx, state);
 }

@@ -152,3 +152,26 @@ export const GIT_SUBCOMMANDS: Readonly<Record<string, OptionSpec>> = {
   worktree: { longs: ["force", "dry-run", "verbose", "expire=", "detach", "lock", "reason="] },
   log: { shortValue: "n", longs: ["oneline", "graph", "all", "stat", "patch", "max-count="] },
 };
+
+/**
+ * Every git subcommand git itself provides (and the external ones commonly installed). A repo's
+ * config cannot alias over these; any other word may be an alias that runs anything.
+ */
+export const GIT_COMMANDS: ReadonlySet<string> = new Set(
+  (
+    "add am annotate apply archive bisect blame branch bugreport bundle cat-file check-attr " +
+    "check-ignore check-mailmap check-ref-format checkout checkout-index cherry cherry-pick " +
+    "citool clean clone column commit commit-graph commit-tree config count-objects credential " +
+    "describe diagnose diff diff-files diff-index diff-tree difftool fast-export fast-import " +
+    "fetch fetch-pack filter-branch fmt-merge-msg for-each-ref for-each-repo format-patch fsck " +
+    "gc get-tar-commit-id grep gui hash-object help index-pack init instaweb " +
+    "interpret-trailers log ls-files ls-remote ls-tree mailinfo mailsplit maintenance merge " +
+    "merge-base merge-file merge-index merge-tree mergetool mktag mktree multi-pack-index mv " +
+    "name-rev notes pack-objects pack-refs patch-id prune prune-packed pull push range-diff " +
+    "read-tree rebase reflog remote repack replace replay request-pull rerere reset restore " +
+    "rev-list rev-parse revert rm send-email send-pack shortlog show show-branch show-index " +
+    "show-ref sparse-checkout stash status stripspace submodule switch symbolic-ref tag " +
+    "unpack-file unpack-objects update-index update-ref update-server-info var verify-commit " +
+    "verify-pack verify-tag version whatchanged worktree write-tree lfs init-db"
+  ).split(" "),
+);

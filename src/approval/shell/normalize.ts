@@ -1,11 +1,21 @@
 /**
- * Turns the words of one simple command into the commands it really runs: launchers
- * (`env`, `timeout`, `xargs`, `find -exec`, `sudo` …) are stripped, path prefixes dropped,
- * git's global options skipped, and the scripts of `sh -c`, `eval` and literal stdin handed
- * back to be analysed in turn.
+ * Turns the words of one simple command into the commands it really runs: launchers (one table,
+ * `./launchers.ts`) are stripped, path prefixes and version suffixes dropped, and the scripts of
+ * `sh -c`, `eval`, `trap`, `flock -c`, `git rebase -x`, literal stdin … handed back to be analysed
+ * in turn. What cannot be seen exactly (a dynamic program name, inline code that starts
+ * processes, a script another program prints) is reported as unanalysable, never guessed.
  */
 import { skipGitGlobals } from "./git.ts";
-import { basename, isInterpreter, PRIVILEGE, SHELLS } from "./programs.ts";
+import { codeArgs, isStdinPath, sedRunsCommands, sedScripts, unsafeCode } from "./inline-code.ts";
+import { COMMAND_AFTER, INERT, LAUNCHERS, type LauncherSpec, RESERVED_WORDS } from "./launchers.ts";
+import {
+  basename,
+  canonicalProgram,
+  DOWNLOADERS,
+  isInterpreter,
+  PRIVILEGE,
+  SHELLS,
+} from "./programs.ts";
 import { literalWord, type Word } from "./words.ts";
 
 /** What feeds the command's stdin. */
@@ -18,6 +28,20 @@ export interface Feed {
 
 export interface NormalizedCommand {
   argv: string[];
+  /** Per argv word: only known at run time. */
+  dynamic: boolean[];
+  /** Per argv word: an unquoted expansion that word splitting may turn into several words. */
+  splits: boolean[];
+  /** A launcher changed the directory (`env -C dir`): the new one, or null when not known. */
+  chdir?: string | null;
+  /** Variables set for this command alone (`A=1 cmd`, `env A=1 cmd`). */
+  env: string[];
+  /** xargs appends words read from stdin at run time. */
+  appended?: boolean;
+  /** Found by looking for program names inside an unknown program's arguments. */
+  guessed?: boolean;
+  /** The program as written when it was a path (`./x.sh`, `/tmp/y`). */
+  path?: string;
 }
 
 export interface Normalized {
@@ -28,103 +52,115 @@ export interface Normalized {
   interactive?: string;
 }
 
-/** Options of launchers that take a value, so the value is not taken for the command. */
-const LAUNCHER_VALUES: Record<string, { short: string; long: string[] }> = {
-  env: { short: "uCS", long: ["unset", "chdir", "split-string", "block-signal", "default-signal"] },
-  command: { short: "", long: [] },
-  exec: { short: "a", long: [] },
-  nice: { short: "n", long: ["adjustment"] },
-  nohup: { short: "", long: [] },
-  timeout: { short: "sk", long: ["signal", "kill-after"] },
-  stdbuf: { short: "ioe", long: ["input", "output", "error"] },
-  time: { short: "fo", long: ["format", "output"] },
-  setsid: { short: "", long: [] },
-  ionice: { short: "cnp", long: ["class", "classdata", "pid"] },
-  builtin: { short: "", long: [] },
-  busybox: { short: "", long: [] },
-  xargs: {
-    short: "IinLlPsdEeaa",
-    long: [
-      "replace",
-      "max-args",
-      "max-lines",
-      "max-procs",
-      "max-chars",
-      "delimiter",
-      "eof",
-      "arg-file",
-    ],
-  },
-  sudo: {
-    short: "ugCDprtUThRc",
-    long: [
-      "user",
-      "group",
-      "close-from",
-      "chdir",
-      "prompt",
-      "role",
-      "type",
-      "other-user",
-      "command-timeout",
-      "host",
-      "chroot",
-    ],
-  },
-  doas: { short: "uC", long: [] },
-  pkexec: { short: "", long: ["user"] },
-  run0: { short: "uDg", long: ["user", "chdir", "group", "unit", "description", "setenv"] },
-  nsenter: { short: "tS", long: ["target"] },
-  chroot: { short: "", long: ["userspec", "groups"] },
-  flock: { short: "wEc", long: ["timeout", "conflict-exit-code", "command"] },
-  unbuffer: { short: "", long: [] },
-  caffeinate: { short: "tw", long: [] },
-  chrt: { short: "", long: [] },
-  taskset: { short: "", long: [] },
-};
-
-/** Optional-argument short options (`-i[R]`, `-l[N]`, `-e[E]` of xargs) never take the next word. */
-const OPTIONAL_VALUE: Record<string, string> = { xargs: "ile" };
-
-interface Split {
-  options: Word[];
-  rest: Word[];
+interface Pending {
+  words: Word[];
+  env: string[];
+  chdir?: string | null;
+  appended?: boolean;
+  guessed?: boolean;
 }
 
+/** Program names whose appearance inside another program's arguments is worth judging. */
+function isRelevant(program: string): boolean {
+  return program === "rm" || program === "git" || program.startsWith("git-") ||
+    program === "chmod" || program === "chown" || program === "chgrp" || program === "find" ||
+    program === "eval" || program === "source" || program === "." || program === "exec" ||
+    PRIVILEGE.has(program) || SHELLS.has(program) || isInterpreter(program) ||
+    DOWNLOADERS.has(program) || program in LAUNCHERS;
+}
+
+/** Package managers and other tools that never run their words as a command line. */
+const NO_TAILS = new Set([
+  "apt",
+  "apt-get",
+  "apt-cache",
+  "dpkg",
+  "yum",
+  "dnf",
+  "apk",
+  "brew",
+  "pacman",
+  "pip",
+  "pip3",
+  "pipx",
+  "npm",
+  "pnpm",
+  "yarn",
+  "bun",
+  "cargo",
+  "go",
+  "gem",
+  "bundle",
+  "conda",
+  "uv",
+  "poetry",
+  "mvn",
+  "gradle",
+  "dotnet",
+  "rustup",
+  "nvm",
+  "asdf",
+  "mise",
+  "pkill",
+  "pgrep",
+  "killall",
+  "kill",
+  "cd",
+  "pushd",
+  "alias",
+  "git",
+]);
+
 /** Splits launcher options from the command that follows them. */
-function splitLauncher(program: string, args: Word[]): Split {
-  const spec = LAUNCHER_VALUES[program] ?? { short: "", long: [] };
-  const optional = OPTIONAL_VALUE[program] ?? "";
+function splitOptions(spec: LauncherSpec, program: string, args: Word[]): number {
+  const short = spec.short ?? "";
+  const long = spec.long ?? [];
   let i = 0;
   while (i < args.length) {
     const a = args[i].value;
-    if (a === "--") {
-      i++;
-      break;
-    }
-    if (!a.startsWith("-") || a === "-") break;
+    if (a === "--") return i + 1;
+    if (!a.startsWith("-") || a === "-" || args[i].dynamic) return i;
     if (program === "nice" && /^-[0-9]+$/.test(a)) {
       i++;
       continue;
     }
     if (a.startsWith("--")) {
       const name = a.slice(2).split("=")[0];
-      const takes = spec.long.some((l) => l.startsWith(name)) && !a.includes("=");
+      const takes = !a.includes("=") && long.some((l) => l === name || l.startsWith(name));
       i += takes ? 2 : 1;
       continue;
     }
-    // A short cluster: the first value-taking letter takes the rest or the next word.
     let consumed = 1;
     for (let j = 1; j < a.length; j++) {
-      if (optional.includes(a[j])) break;
-      if (spec.short.includes(a[j])) {
+      // xargs' `-i[R]`, `-l[N]`, `-e[E]` take their value only when attached.
+      if (program === "xargs" && "ile".includes(a[j])) break;
+      if (short.includes(a[j])) {
         if (j === a.length - 1) consumed = 2;
         break;
       }
     }
     i += consumed;
   }
-  return { options: args.slice(0, i), rest: args.slice(i) };
+  return i;
+}
+
+/** The value of an option in `args` (`-c X`, `-cX`, `--command=X`, `--command X`). */
+function optionValue(args: Word[], names: readonly string[]): Word | undefined {
+  for (let i = 0; i < args.length; i++) {
+    const a = args[i].value;
+    if (a === "--") return undefined;
+    for (const name of names) {
+      if (a === name) return args[i + 1] ?? literalWord("");
+      if (name.startsWith("--") && a.startsWith(`${name}=`)) {
+        return { ...args[i], value: a.slice(name.length + 1) };
+      }
+      if (!name.startsWith("--") && /^-[A-Za-z]+$/.test(a) && a.length > 2) {
+        // A cluster ending in the option (`-lc`) takes the next word.
+        if (a.endsWith(name[1]) && !a.startsWith("--")) return args[i + 1] ?? literalWord("");
+      }
+    }
+  }
+  return undefined;
 }
 
 interface ShellArgs {
@@ -142,6 +178,7 @@ function shellArgs(args: Word[]): ShellArgs {
   for (; i < args.length; i++) {
     const a = args[i].value;
     if (a === "--" || a === "-") {
+      if (a === "-") out.readsStdin = true;
       i++;
       break;
     }
@@ -160,7 +197,10 @@ function shellArgs(args: Word[]): ShellArgs {
   }
   const rest = args.slice(i);
   if (command) out.script = rest[0] ?? literalWord("");
-  else out.operand = rest[0];
+  else {
+    out.operand = rest[0];
+    if (out.operand !== undefined && isStdinPath(out.operand.value)) out.readsStdin = true;
+  }
   return out;
 }
 
@@ -175,7 +215,6 @@ function interpreterOpensRepl(program: string, args: Word[], feed: Feed): boolea
   if (program === "php" && values.includes("-a")) return true;
   if (program === "deno" || program === "bun") return values.length === 0 || values[0] === "repl";
   if (feed.stdin !== "terminal") return false;
-  // Any option that names code (`-c`, `-e`, `-m`, `-p`, `-r`) or a script operand means not.
   return values.length === 0 || values.every((v) => v.startsWith("-") && !/^-[cemprE]/.test(v));
 }
 
@@ -184,180 +223,570 @@ function scriptIsDynamic(word: Word, assigned: ReadonlySet<string>): boolean {
   return word.substituted || word.vars.some((v) => assigned.has(v));
 }
 
+/** A word made of words: `watch 'a' b` runs `a b` through a shell. */
+function joined(words: Word[]): Word {
+  return {
+    ...literalWord(words.map((w) => w.value).join(" ")),
+    dynamic: words.some((w) => w.dynamic),
+    substituted: words.some((w) => w.substituted),
+    vars: words.flatMap((w) => w.vars),
+  };
+}
+
+/** Programs whose interpreters the git subcommands below hand a shell command to. */
+const GIT_SCRIPT_OPTIONS: Readonly<Record<string, readonly string[]>> = {
+  rebase: ["-x", "--exec"],
+  difftool: ["-x", "--extcmd"],
+  "filter-branch": [
+    "--env-filter",
+    "--tree-filter",
+    "--index-filter",
+    "--parent-filter",
+    "--msg-filter",
+    "--commit-filter",
+    "--tag-name-filter",
+  ],
+};
+
 export function normalizeCommand(
   words: Word[],
   feed: Feed,
   assigned: ReadonlySet<string>,
+  env: readonly string[] = [],
 ): Normalized {
   const out: Normalized = { commands: [], scripts: [] };
-  const queue: Word[][] = [words];
-  const emit = (argv: Word[]) => out.commands.push({ argv: argv.map((w) => w.value) });
+  const queue: Pending[] = [{ words, env: [...env] }];
+  let current: Pending = queue[0];
+  let headPath: string | undefined;
+  const emit = (argv: Word[]) => {
+    const c: NormalizedCommand = {
+      argv: argv.map((w) => w.value),
+      dynamic: argv.map((w) => w.dynamic),
+      splits: argv.map((w) => w.splits === true),
+      env: current.env,
+    };
+    if (current.chdir !== undefined) c.chdir = current.chdir;
+    if (current.appended) c.appended = true;
+    if (current.guessed) c.guessed = true;
+    if (headPath !== undefined) c.path = headPath;
+    out.commands.push(c);
+  };
+  const unanalyzable = (reason: string) => {
+    out.unanalyzable ??= reason;
+  };
   const addScript = (word: Word, wrapper: Word[], what: string) => {
-    if (scriptIsDynamic(word, assigned)) {
-      out.unanalyzable ??= `${what} runs a script built at run time`;
+    if (scriptIsDynamic(word, assigned) || word.dynamic && word.vars.length === 0) {
+      unanalyzable(`${what} runs a script built at run time`);
       // The wrapper stays visible so rules can see what feeds it (`sh -c "$(curl …)"`).
       emit(wrapper);
     }
     out.scripts.push(word.value);
   };
+  const then = (rest: Word[], extra: Partial<Pending> = {}) => {
+    queue.unshift({ ...current, ...extra, words: rest });
+  };
   for (let hops = 0; queue.length > 0 && hops < 32; hops++) {
-    let argv = queue.shift()!;
+    current = queue.shift()!;
+    let argv = current.words;
     if (argv.length === 0) continue;
     const head = argv[0];
+    headPath = !head.dynamic && head.value.includes("/") ? head.value : undefined;
     let program: string;
     if (head.dynamic || head.glob) {
       // `$DIR/tool` still runs a program called tool; `$(printf rm)` or `r?` could run anything.
       const tail = head.literalTail;
       if (head.dynamic && tail.includes("/") && basename(tail) !== "" && !head.glob) {
-        program = basename(tail);
+        program = canonicalProgram(basename(tail));
       } else {
-        out.unanalyzable ??= `the program name ${
-          JSON.stringify(head.value)
-        } is only known at run time`;
+        unanalyzable(`the program name ${JSON.stringify(head.value)} is only known at run time`);
         emit(argv);
         continue;
       }
     } else {
-      program = basename(head.value);
+      program = canonicalProgram(basename(head.value));
     }
     if (program === "") {
-      out.unanalyzable ??= "the program name is empty";
+      unanalyzable("the program name is empty");
       continue;
     }
-    argv = [{ ...head, value: program }, ...argv.slice(1)];
+    if (RESERVED_WORDS.has(program)) {
+      unanalyzable(
+        `${JSON.stringify(program)} is bash syntax in a place the analyzer does not model`,
+      );
+      emit(argv);
+      continue;
+    }
+    // `/usr/lib/git-core/git-push` is `git push`.
+    if (/^git-[a-z][a-z-]*$/.test(program) && program !== "git-lfs") {
+      argv = [literalWord("git"), literalWord(program.slice(4)), ...argv.slice(1)];
+      program = "git";
+    }
+    argv = [{ ...head, value: program, dynamic: false, splits: false }, ...argv.slice(1)];
     const args = argv.slice(1);
 
-    if (PRIVILEGE.has(program)) {
+    const launcher = LAUNCHERS[program];
+    if (
+      launcher !== undefined && (launcher.sub === undefined || launcher.sub.length === 0 ||
+        launcher.sub.includes(args[0]?.value ?? ""))
+    ) {
+      const privileged = PRIVILEGE.has(program);
       // The privilege rule sees the launcher; the command it runs is judged as well.
-      emit(argv);
-      if (program === "su") {
-        const c = args.findIndex((a) => a.value === "-c" || a.value === "--command");
-        if (c !== -1 && args[c + 1] !== undefined) addScript(args[c + 1], argv, "su -c");
+      if (privileged) emit(argv);
+      const own = launcher.sub !== undefined && launcher.sub.length > 0 ? args.slice(1) : args;
+      if (launcher.lookupOnly?.some((o) => own.some((a) => a.value === o))) {
+        emit(argv);
         continue;
       }
-      const split = splitLauncher(program, args);
-      queue.unshift(split.rest);
-      continue;
-    }
-    switch (program) {
-      case "env": {
-        const split = splitLauncher(program, args);
-        const s = split.options.findIndex((w) => /^-S|^--split-string/.test(w.value));
-        if (s !== -1) {
-          const opt = split.options[s];
-          const inline = opt.value.replace(/^-S|^--split-string=?/, "");
-          const word = inline !== "" ? { ...opt, value: inline } : split.options[s + 1];
-          if (word !== undefined) addScript(word, argv, "env -S");
-        }
-        let rest = split.rest;
-        while (rest.length > 0 && /^[A-Za-z_][A-Za-z0-9_]*=/.test(rest[0].value)) {
-          rest = rest.slice(1);
-        }
-        if (rest.length === 0) emit(argv);
-        else queue.unshift(rest);
+      if (program === "xargs") {
+        xargs(own, then);
         continue;
       }
-      case "command":
-        if (args.some((a) => a.value === "-v" || a.value === "-V")) {
-          // `command -v rm` only looks rm up.
+      const scriptWord = launcher.script !== undefined && launcher.script.length > 0
+        ? optionValue(own, launcher.script)
+        : undefined;
+      if (scriptWord !== undefined) {
+        addScript(scriptWord, argv, `${program} ${launcher.script![0]}`);
+        continue;
+      }
+      let start = splitOptions(launcher, program, own);
+      const options = own.slice(0, start);
+      let chdir = current.chdir;
+      for (const name of launcher.chdir ?? []) {
+        const dir = optionValue(options, [name]);
+        if (dir !== undefined) chdir = dir.dynamic ? null : dir.value;
+      }
+      if (program === "env") {
+        const split = optionValue(options, ["-S", "--split-string"]);
+        if (split !== undefined) addScript(split, argv, "env -S");
+        if (options.some((o) => /^-[A-Za-z]*S./.test(o.value))) {
+          const o = options.find((x) => /^-[A-Za-z]*S./.test(x.value))!;
+          addScript({ ...o, value: o.value.slice(o.value.indexOf("S") + 1) }, argv, "env -S");
+        }
+      }
+      const after = COMMAND_AFTER[program];
+      if (after !== undefined) {
+        const at = own.findIndex((a) => a.value === after);
+        if (at === -1) {
           emit(argv);
           continue;
         }
-        queue.unshift(splitLauncher(program, args).rest);
-        continue;
-      case "timeout": {
-        const rest = splitLauncher(program, args).rest;
-        if (rest.length <= 1) emit(argv);
-        else queue.unshift(rest.slice(1));
-        continue;
+        start = at + 1;
       }
-      case "xargs": {
-        const rest = splitLauncher(program, args).rest;
-        queue.unshift(rest.length === 0 ? [literalWord("echo")] : rest);
-        continue;
-      }
-      case "exec":
-      case "nice":
-      case "nohup":
-      case "stdbuf":
-      case "time":
-      case "setsid":
-      case "ionice":
-      case "builtin":
-      case "busybox":
-      case "nsenter":
-      case "unbuffer":
-      case "caffeinate":
-      case "flock":
-      case "chrt":
-      case "taskset": {
-        let rest = splitLauncher(program, args).rest;
-        // flock takes a lock file, chrt a priority, taskset a mask before the command.
-        if (program === "flock" || program === "chrt" || program === "taskset") {
+      let rest = own.slice(start + (launcher.skip ?? 0));
+      const extraEnv: string[] = [];
+      if (program === "env") {
+        while (rest.length > 0 && /^[A-Za-z_][A-Za-z0-9_]*=/.test(rest[0].value)) {
+          extraEnv.push(rest[0].value.slice(0, rest[0].value.indexOf("=")));
           rest = rest.slice(1);
         }
-        if (rest.length === 0) emit(argv);
-        else queue.unshift(rest);
+      }
+      if (
+        launcher.restIsScript &&
+        !(program === "watch" && options.some((o) => /^-[a-z]*x|^--exec$/.test(o.value)))
+      ) {
+        // parallel's inputs after `:::` are appended to the command it runs.
+        const scriptWords = rest.filter((w) => !/^:::+\+?$/.test(w.value));
+        if (scriptWords.length > 0) addScript(joined(scriptWords), argv, program);
+        else if (!privileged) emit(argv);
         continue;
       }
+      if (rest.length === 0) {
+        if (launcher.shellWithoutCommand) out.interactive ??= program;
+        if (!privileged) emit(argv);
+        continue;
+      }
+      then(rest, { chdir, env: [...current.env, ...extraEnv] });
+      continue;
+    }
+    if (PRIVILEGE.has(program)) {
+      emit(argv);
+      continue;
+    }
+    switch (program) {
       case "find": {
-        const own: Word[] = [argv[0]];
-        for (let i = 1; i < argv.length; i++) {
-          if (/^-(exec|execdir|ok|okdir)$/.test(argv[i].value)) {
-            let end = i + 1;
-            while (end < argv.length && argv[end].value !== ";" && argv[end].value !== "+") end++;
-            queue.push(argv.slice(i + 1, end));
-            i = end;
-          } else {
-            own.push(argv[i]);
-          }
-        }
-        emit(own);
+        find(argv, emit, then, unanalyzable);
         continue;
       }
       case "eval": {
-        if (args.length === 0) continue;
-        const joined = args.map((a) => a.value).join(" ");
-        const dynamic = args.some((a) => a.dynamic);
-        if (dynamic) {
-          out.unanalyzable ??= "eval of data only known at run time";
+        let code = args;
+        if (code[0]?.value === "--") code = code.slice(1);
+        if (code.length === 0) continue;
+        const word = joined(code);
+        if (word.dynamic) {
+          unanalyzable("eval of data only known at run time");
           emit(argv);
         }
-        out.scripts.push(joined);
+        out.scripts.push(word.value);
+        continue;
+      }
+      case "trap": {
+        // `trap 'cmd' EXIT` runs cmd later; `trap -p`, `trap -l`, `trap - INT` run nothing.
+        const first = args[0];
+        if (first !== undefined && !/^-/.test(first.value) && args.length > 1) {
+          addScript(first, argv, "trap");
+        }
+        emit(argv);
+        continue;
+      }
+      case "mapfile":
+      case "readarray": {
+        const callback = optionValue(args, ["-C"]);
+        if (callback !== undefined) addScript(callback, argv, `${program} -C`);
+        emit(argv);
+        continue;
+      }
+      case "complete":
+      case "compgen": {
+        const command = optionValue(args, ["-C"]);
+        if (command !== undefined) addScript(command, argv, `${program} -C`);
+        emit(argv);
+        continue;
+      }
+      case "bind":
+        if (args.some((a) => /^-[a-zA-Z]*x/.test(a.value))) unanalyzable("bind -x runs commands");
+        emit(argv);
+        continue;
+      case "alias":
+        // An alias can be expanded later in the same script (`shopt -s expand_aliases`).
+        for (const a of args) {
+          const eq = a.value.indexOf("=");
+          if (eq > 0) addScript({ ...a, value: a.value.slice(eq + 1) }, argv, "alias");
+        }
+        emit(argv);
+        continue;
+      case "source":
+      case ".": {
+        const file = args[0];
+        if (file === undefined) {
+          emit(argv);
+          continue;
+        }
+        if (isStdinPath(file.value)) stdinScript(program, argv, feed, addScript, unanalyzable);
+        else if (file.substituted || file.dynamic) {
+          unanalyzable(`${program} runs a script only known at run time: ${file.value}`);
+        }
+        emit(argv);
         continue;
       }
       case "git":
-        emit([argv[0], ...skipGitAt(args)]);
+        git(argv, emit, then, addScript);
+        continue;
+      case "sed": {
+        const { scripts } = sedScripts(args.map((a) => a.value));
+        if (args.some((a) => a.dynamic && !a.value.startsWith("-") && scripts.includes(a.value))) {
+          unanalyzable("sed script only known at run time");
+        }
+        if (scripts.some(sedRunsCommands)) unanalyzable("sed script runs shell commands (e)");
+        emit(argv);
+        continue;
+      }
+      case "vim":
+      case "vi":
+      case "nvim":
+      case "ex":
+      case "view":
+      case "emacs":
+      case "gdb":
+      case "lldb":
+      case "expect": {
+        if (
+          args.some((a) =>
+            /^(-c|--cmd|-S|-s|-es|-Es|-e|-ex|-x|--eval|--batch|-batch|--command|-o|--script|-f)$/
+              .test(a.value) ||
+            a.value.startsWith("+") || a.value.startsWith("--eval=")
+          )
+        ) {
+          unanalyzable(`${program} runs editor or debugger commands given on its command line`);
+        } else if (feed.stdin === "terminal" && !args.some((a) => a.value === "--args")) {
+          out.interactive ??= program;
+        }
+        emit(argv);
+        {
+          const at = args.findIndex((a) => a.value === "--args");
+          if (at !== -1) then(args.slice(at + 1));
+        }
+        continue;
+      }
+      case "tar":
+      case "bsdtar":
+      case "gtar":
+        for (const a of args) {
+          const m =
+            /^--(checkpoint-action=exec|to-command|use-compress-program|rsh-command|info-script|new-volume-script|command)=(.*)$/s
+              .exec(a.value);
+          if (m !== null) addScript({ ...a, value: m[2] }, argv, `tar --${m[1]}`);
+        }
+        {
+          const i = args.findIndex((a) =>
+            /^(-I|-F|--to-command|--use-compress-program|--info-script|--new-volume-script|--rsh-command)$/
+              .test(a.value)
+          );
+          if (i !== -1 && args[i + 1] !== undefined) {
+            addScript(args[i + 1], argv, `tar ${args[i].value}`);
+          }
+        }
+        emit(argv);
+        continue;
+      case "zip": {
+        const i = args.findIndex((a) => a.value === "-TT" || a.value === "--unzip-command");
+        if (i !== -1 && args[i + 1] !== undefined) addScript(args[i + 1], argv, "zip -TT");
+        const inline = args.find((a) => a.value.startsWith("--unzip-command="));
+        if (inline !== undefined) {
+          addScript({ ...inline, value: inline.value.slice(16) }, argv, "zip");
+        }
+        emit(argv);
+        continue;
+      }
+      case "rsync": {
+        const rsh = optionValue(args, ["-e", "--rsh"]);
+        if (rsh !== undefined) addScript(rsh, argv, "rsync -e");
+        const rp = optionValue(args, ["--rsync-path"]);
+        if (rp !== undefined) addScript(rp, argv, "rsync --rsync-path");
+        emit(argv);
+        continue;
+      }
+      case "ssh":
+      case "scp":
+      case "sftp":
+        if (
+          args.some((a) =>
+            /ProxyCommand|LocalCommand|PermitLocalCommand|KnownHostsCommand|Match\s+exec/i.test(
+              a.value,
+            )
+          )
+        ) {
+          unanalyzable(`${program} option runs a local command`);
+        }
+        emit(argv);
+        continue;
+      case "make":
+      case "gmake": {
+        const file = optionValue(args, ["-f", "--file", "--makefile"]);
+        if (file !== undefined && isStdinPath(file.value)) {
+          unanalyzable("make reads its makefile from stdin");
+        }
+        if (args.some((a) => a.value.startsWith("--eval") || a.value.startsWith("SHELL="))) {
+          unanalyzable("make is handed recipe code on its command line");
+        }
+        emit(argv);
+        continue;
+      }
+      case "less":
+      case "more":
+      case "man":
+        if (
+          current.env.some((n) =>
+            /^(LESSOPEN|LESSCLOSE|MANPAGER|PAGER|LESSKEY|VISUAL|EDITOR)$/.test(n)
+          )
+        ) {
+          unanalyzable(`${program} runs a program named in its environment`);
+        }
+        emit(argv);
         continue;
     }
     if (SHELLS.has(program)) {
-      const parsed = shellArgs(args);
-      if (parsed.script !== undefined) {
-        addScript(parsed.script, argv, `${program} -c`);
-        continue;
-      }
-      emit(argv);
-      if (parsed.informational) continue;
-      if (parsed.interactive) out.interactive ??= program;
-      else if (parsed.operand === undefined || parsed.readsStdin) {
-        if (feed.stdinText !== undefined) addScript(feed.stdinText, argv, `${program} stdin`);
-        else if (feed.stdin === "pipe") {
-          // `… | base64 -d | sh`: the script is whatever another program prints.
-          out.unanalyzable ??= `${program} runs a script another program prints`;
-        } else if (feed.stdin === "terminal") out.interactive ??= program;
-      }
+      shell(program, argv, feed, addScript, emit, unanalyzable, out);
       continue;
     }
-    if (isInterpreter(program) && interpreterOpensRepl(program, args, feed)) {
-      out.interactive ??= program;
+    if (isInterpreter(program)) {
+      const parsed = codeArgs(program, args);
+      if (parsed.dynamicCode) unanalyzable(`${program} runs inline code built at run time`);
+      for (const code of parsed.code) {
+        const why = unsafeCode(program, code);
+        if (why !== undefined) unanalyzable(why);
+      }
+      if (parsed.operand !== undefined && !parsed.stdin) {
+        const operand = args.find((a) => a.value === parsed.operand);
+        if (operand?.substituted) {
+          unanalyzable(`${program} runs a script another program prints`);
+        } else if (operand?.dynamic) {
+          unanalyzable(`${program} runs a script only known at run time: ${operand.value}`);
+        }
+      }
+      if (
+        parsed.stdin && parsed.code.length === 0 && !args.some((a) => INFORMATIONAL.has(a.value))
+      ) {
+        if (feed.stdinText !== undefined) {
+          if (feed.stdinText.dynamic) unanalyzable(`${program} runs code built at run time`);
+          const why = unsafeCode(program, feed.stdinText.value);
+          if (why !== undefined) unanalyzable(why);
+        } else if (
+          feed.stdin === "pipe" || feed.stdin === "file" && isStdinPath(parsed.operand ?? "")
+        ) {
+          unanalyzable(`${program} runs code another program prints`);
+        }
+      }
+      if (interpreterOpensRepl(program, args, feed)) out.interactive ??= program;
+      emit(argv);
+      continue;
     }
     emit(argv);
+    if (!INERT.has(program) && !NO_TAILS.has(program)) guessTails(args, then);
   }
-  if (queue.length > 0) out.unanalyzable ??= "too many nested launchers";
+  if (queue.length > 0) unanalyzable("too many nested launchers");
   return out;
 }
 
-function skipGitAt(args: Word[]): Word[] {
-  const kept = skipGitGlobals(args.map((a) => a.value));
-  return args.slice(args.length - kept.length);
+/**
+ * An unknown program may be a launcher nobody listed: every tail of its argv that starts with
+ * a program the rules care about is judged as a command of its own.
+ */
+function guessTails(args: Word[], then: (rest: Word[], extra?: Partial<Pending>) => void): void {
+  // A lone program name (`tldr sudo`) runs nothing even if it is run.
+  for (let i = args.length - 2; i >= 0; i--) {
+    const a = args[i];
+    if (a.dynamic || a.value.includes(" ")) continue;
+    const name = canonicalProgram(basename(a.value));
+    if (name !== "" && isRelevant(name) && !a.value.startsWith("-")) {
+      then(args.slice(i), { guessed: true });
+    }
+  }
+}
+
+function xargs(own: Word[], then: (rest: Word[], extra?: Partial<Pending>) => void): void {
+  const start = splitOptions(LAUNCHERS.xargs, "xargs", own);
+  const options = own.slice(0, start);
+  let replace: string | undefined;
+  for (let i = 0; i < options.length; i++) {
+    const o = options[i].value;
+    if (o === "-I") replace = options[i + 1]?.value;
+    else if (o.startsWith("-I")) replace = o.slice(2);
+    else if (o === "-i" || o === "--replace") replace = "{}";
+    else if (o.startsWith("-i")) replace = o.slice(2);
+    else if (o.startsWith("--replace=")) replace = o.slice(10);
+  }
+  let rest = own.slice(start);
+  if (rest.length === 0) rest = [literalWord("echo")];
+  if (replace !== undefined && replace !== "") {
+    const r = replace;
+    then(rest.map((w) => w.value.includes(r) ? { ...w, dynamic: true, literalTail: "" } : w));
+    return;
+  }
+  then(rest, { appended: true });
+}
+
+/** `find ROOT … -exec CMD {} ;`: `{}` is a path found under the roots. */
+function find(
+  argv: Word[],
+  emit: (argv: Word[]) => void,
+  then: (rest: Word[], extra?: Partial<Pending>) => void,
+  unanalyzable: (reason: string) => void,
+): void {
+  const own: Word[] = [argv[0]];
+  const roots: Word[] = [];
+  let i = 1;
+  while (i < argv.length && /^-[HLP]$|^-O\d$|^-D$/.test(argv[i].value)) i++;
+  for (; i < argv.length && !/^[-(!]/.test(argv[i].value); i++) roots.push(argv[i]);
+  const found = (): Word => {
+    if (roots.some((r) => r.dynamic)) {
+      return { ...literalWord("{}"), dynamic: true, literalTail: "" };
+    }
+    const bases = roots.length === 0 ? ["."] : roots.map((r) => r.value);
+    // One root: a path below it. Several: only a glob at the top of the first says enough.
+    const base = bases.length === 1 ? bases[0].replace(/\/+$/, "") : "";
+    return { ...literalWord(`${base === "" && bases[0] === "/" ? "" : base}/*`), glob: true };
+  };
+  for (let j = 1; j < argv.length; j++) {
+    if (/^-(exec|execdir|ok|okdir)$/.test(argv[j].value)) {
+      let end = j + 1;
+      while (end < argv.length && argv[end].value !== ";" && argv[end].value !== "+") end++;
+      const command = argv.slice(j + 1, end).map((w) => w.value === "{}" ? found() : w);
+      if (command.length > 0 && argv[j + 1].value === "{}") {
+        unanalyzable("find -exec runs the files it finds");
+      }
+      then(command);
+      j = end;
+    } else {
+      own.push(argv[j]);
+    }
+  }
+  emit(own);
+}
+
+function git(
+  argv: Word[],
+  emit: (argv: Word[]) => void,
+  then: (rest: Word[], extra?: Partial<Pending>) => void,
+  addScript: (word: Word, wrapper: Word[], what: string) => void,
+): void {
+  emit(argv);
+  const values = argv.slice(1).map((w) => w.value);
+  const rest = skipGitGlobals(values);
+  const at = argv.length - rest.length;
+  const sub = rest[0];
+  const subArgs = argv.slice(at + 1);
+  if (sub === "bisect" && rest[1] === "run") {
+    then(argv.slice(at + 2));
+    return;
+  }
+  if (sub === "submodule" && subArgs.some((a) => a.value === "foreach")) {
+    const i = subArgs.findIndex((a) => a.value === "foreach");
+    const script = subArgs.slice(i + 1).filter((a) => !/^--(recursive|quiet)$|^-q$/.test(a.value));
+    if (script.length > 0) addScript(joined(script), argv, "git submodule foreach");
+    return;
+  }
+  const options = GIT_SCRIPT_OPTIONS[sub ?? ""];
+  if (options !== undefined) {
+    for (let i = 0; i < subArgs.length; i++) {
+      const a = subArgs[i].value;
+      for (const o of options) {
+        if (a === o && subArgs[i + 1] !== undefined) {
+          addScript(subArgs[i + 1], argv, `git ${sub} ${o}`);
+        } else if (a.startsWith(`${o}=`)) {
+          addScript({ ...subArgs[i], value: a.slice(o.length + 1) }, argv, `git ${sub} ${o}`);
+        } else if (o.length === 2 && a.startsWith(o) && a.length > 2 && !a.startsWith("--")) {
+          addScript({ ...subArgs[i], value: a.slice(2) }, argv, `git ${sub} ${o}`);
+        }
+      }
+    }
+  }
+}
+
+function stdinScript(
+  program: string,
+  argv: Word[],
+  feed: Feed,
+  addScript: (word: Word, wrapper: Word[], what: string) => void,
+  unanalyzable: (reason: string) => void,
+): void {
+  if (feed.stdinText !== undefined) addScript(feed.stdinText, argv, `${program} stdin`);
+  else if (feed.stdin !== "terminal") {
+    unanalyzable(`${program} runs a script another program prints`);
+  } else unanalyzable(`${program} runs whatever is typed on stdin`);
+}
+
+function shell(
+  program: string,
+  argv: Word[],
+  feed: Feed,
+  addScript: (word: Word, wrapper: Word[], what: string) => void,
+  emit: (argv: Word[]) => void,
+  unanalyzable: (reason: string) => void,
+  out: Normalized,
+): void {
+  const args = argv.slice(1);
+  const parsed = shellArgs(args);
+  if (parsed.script !== undefined) {
+    if (parsed.script.value === "" && !args.some((a) => a.value === "")) {
+      // `xargs bash -c`: the script is whatever the words read at run time are.
+      unanalyzable(`${program} -c is given its script only at run time`);
+      emit(argv);
+      return;
+    }
+    addScript(parsed.script, argv, `${program} -c`);
+    return;
+  }
+  emit(argv);
+  if (parsed.informational) return;
+  if (parsed.interactive) out.interactive ??= program;
+  else if (parsed.operand === undefined || parsed.readsStdin) {
+    if (feed.stdinText !== undefined) addScript(feed.stdinText, argv, `${program} stdin`);
+    else if (feed.stdin === "pipe" || parsed.readsStdin && feed.stdin === "file") {
+      // `… | base64 -d | sh`: the script is whatever another program prints.
+      unanalyzable(`${program} runs a script another program prints`);
+    } else if (feed.stdin === "terminal") out.interactive ??= program;
+  } else if (parsed.operand.substituted || parsed.operand.dynamic) {
+    // `bash <(curl …)`, `sh "$f"`: which script runs is only known at run time.
+    unanalyzable(`${program} runs a script only known at run time: ${parsed.operand.value}`);
+  }
 }

@@ -35,17 +35,53 @@ const INTERPRETER_NAMES = new Set([
   "ipython",
   "tclsh",
   "Rscript",
+  "julia",
+  "osascript",
+  "jshell",
+  "pwsh",
+  "expect",
+  "gawk",
+  "mawk",
+  "awk",
+  "nawk",
 ]);
 
 /** Code interpreters (`python3.12` counts as python). */
 export function isInterpreter(program: string): boolean {
-  return INTERPRETER_NAMES.has(program) || /^(python|pypy)[0-9.]+$/.test(program);
+  return INTERPRETER_NAMES.has(canonicalProgram(program));
+}
+
+/**
+ * The program a versioned or packaged name stands for: `perl5.36.0` → perl, `python3.12` →
+ * python3, `wget2` → wget, `node20` → node, `bash5.2` → bash. Other names are returned as they are.
+ */
+export function canonicalProgram(program: string): string {
+  if (INTERPRETER_NAMES.has(program) || SHELLS.has(program) || DOWNLOADERS.has(program)) {
+    return program;
+  }
+  const m =
+    /^(python3|python2|python|pypy3|pypy|perl|ruby|php|lua|luajit|node|nodejs|tclsh|wget|curl|bash|zsh|ksh|mksh|dash|gawk|mawk|awk|Rscript)[-_.]?[0-9][0-9.]*$/
+      .exec(program);
+  return m === null ? program : m[1];
 }
 
 /** Programs that fetch from the network and print to stdout. */
 export const DOWNLOADERS = new Set([
   "curl",
   "wget",
+  "wget2",
+  "curlie",
+  "axel",
+  "ftp",
+  "tftp",
+  "nc",
+  "ncat",
+  "netcat",
+  "socat",
+  "openssl",
+  "scp",
+  "sftp",
+  "rsync",
   "fetch",
   "aria2c",
   "http",

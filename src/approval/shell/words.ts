@@ -17,6 +17,23 @@ export interface Word {
   literalTail: string;
   /** An unquoted glob character (`*`, `?`, `[`) is part of the word. */
   glob: boolean;
+  /** An unquoted expansion is part of the word: word splitting can make it several words. */
+  splits?: boolean;
+  /**
+   * The word for brace expansion: unquoted text as written, quoted text with `{`, `,`, `}` and
+   * `\` escaped. Only set when an unquoted `{` is present.
+   */
+  braces?: string;
+  /** Parts in order, for substituting variables known from the line itself. */
+  parts?: WordPart[];
+}
+
+export interface WordPart {
+  text: string;
+  /** A `$name` / `${name}` expansion (its name), else literal or other dynamic text. */
+  variable?: string;
+  dynamic: boolean;
+  quoted: boolean;
 }
 
 const empty = (): Word => ({
@@ -28,17 +45,36 @@ const empty = (): Word => ({
   glob: false,
 });
 
-function literal(w: Word, text: string): void {
+let quotedDepth = 0;
+
+function literal(w: Word, text: string, raw?: string): void {
   w.value += text;
   w.literalTail += text;
+  (w.parts ??= []).push({ text, dynamic: false, quoted: quotedDepth > 0 });
+  const pattern = raw ?? text.replace(/[{},\\]/g, (c) => `\\${c}`);
+  w.braces = (w.braces ?? "") + pattern;
 }
 
-function dynamicPart(w: Word, text: string, substituted: boolean, name?: string): void {
+function dynamicPart(
+  w: Word,
+  text: string,
+  substituted: boolean,
+  name?: string,
+  plain = false,
+): void {
   w.value += text;
   w.dynamic = true;
   w.literalTail = "";
   if (substituted) w.substituted = true;
   if (name !== undefined) w.vars.push(name);
+  if (quotedDepth === 0) w.splits = true;
+  (w.parts ??= []).push({
+    text,
+    dynamic: true,
+    quoted: quotedDepth > 0,
+    ...(plain && name !== undefined && { variable: name }),
+  });
+  w.braces = (w.braces ?? "") + text.replace(/[{},\\]/g, (c) => `\\${c}`);
 }
 
 /** Unquoted text: a backslash quotes the next character; backslash-newline disappears. */
@@ -87,17 +123,23 @@ function add(node: Node, w: Word): void {
     case "number": {
       const text = node.text;
       if (/(^|[^\\])[*?[]/.test(text)) w.glob = true;
-      literal(w, unescapeUnquoted(text));
+      literal(w, unescapeUnquoted(text), text);
       return;
     }
     case "raw_string":
+      quotedDepth++;
       literal(w, node.text.slice(1, -1));
+      quotedDepth--;
       return;
     case "ansi_c_string":
+      quotedDepth++;
       literal(w, decodeAnsiC(node.text.slice(2, -1)));
+      quotedDepth--;
       return;
     case "string":
+      quotedDepth++;
       addDoubleQuoted(node, w);
+      quotedDepth--;
       return;
     case "translated_string":
     case "concatenation":
@@ -105,12 +147,13 @@ function add(node: Node, w: Word): void {
       return;
     case "simple_expansion": {
       const name = node.text.slice(1);
-      dynamicPart(w, `$${name}`, false, name);
+      dynamicPart(w, `$${name}`, false, name, true);
       return;
     }
     case "expansion": {
-      const plain = /^\$\{([A-Za-z_][A-Za-z0-9_]*|[0-9@*#?$!-])\}$/.exec(node.text);
-      if (plain !== null) dynamicPart(w, `$${plain[1]}`, false, plain[1]);
+      // `${HOME:?}` is `$HOME` or an error: the same value when it runs.
+      const plain = /^\$\{([A-Za-z_][A-Za-z0-9_]*|[0-9@*#?$!-])(?::?\?[^}]*)?\}$/.exec(node.text);
+      if (plain !== null) dynamicPart(w, `$${plain[1]}`, false, plain[1], true);
       else {
         const name = node.namedChildren.find((c) => c?.type === "variable_name")?.text;
         dynamicPart(w, node.text, /\$\(|`/.test(node.text), name);
@@ -147,11 +190,14 @@ function addDoubleQuoted(node: Node, w: Word): void {
 
 export function wordOf(node: Node): Word {
   const w = empty();
+  quotedDepth = 0;
   if (node.type === "command_name") {
     for (const child of node.children) if (child !== null) add(child, w);
   } else {
     add(node, w);
   }
+  // Brace expansion needs an unquoted `{` with a `,` or `..` after it.
+  if (w.braces === undefined || !/(^|[^\\])\{/.test(w.braces)) delete w.braces;
   return w;
 }
 

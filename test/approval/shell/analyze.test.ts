@@ -52,8 +52,9 @@ describe("analyzeCommand: quoting, paths and wrappers", () => {
     ["bash <<< 'a'", ["bash", "a"]],
     ["bash <<'EOF'\na\nEOF", ["bash", "a"]],
     ["cat <<'EOF' | sh\na\nEOF", ["cat", "sh", "a"]],
-    ["git -C dir -c k=v --no-pager reset --hard", ["git reset --hard"]],
-    ["git --git-dir=.git --work-tree . status", ["git status"]],
+    // git keeps its global options: the rules read `-c` and skip the rest themselves.
+    ["git -C dir -c k=v --no-pager reset --hard", ["git -C dir -c k=v --no-pager reset --hard"]],
+    ["git --git-dir=.git --work-tree . status", ["git --git-dir=.git --work-tree . status"]],
   ];
   for (const [command, expected] of table) {
     test(JSON.stringify(command), () => expect(argvs(command)).toEqual(expected));
@@ -64,11 +65,11 @@ describe("analyzeCommand: unanalysable input", () => {
   const table: Array<[string, string]> = [
     ["$(printf rm) -rf /", "only known at run time"],
     ["`echo rm` x", "only known at run time"],
-    ["x=rm; $x -rf /", "only known at run time"],
+    ["read x; $x -rf /", "only known at run time"],
     ["/???/r? x", "only known at run time"],
     ["echo 'unterminated", "parse error"],
     ['eval "$CMD"', "eval of data only known at run time"],
-    ["X='rm -rf /'; bash -c \"$X\"", "bash -c runs a script built at run time"],
+    ['read X; bash -c "$X"', "only known at run time"],
     ['sh -c "$(cat x)"', "sh -c runs a script built at run time"],
     ["echo cm0= | base64 -d | sh", "sh runs a script another program prints"],
   ];

