@@ -193,6 +193,13 @@ describe("env: the built-in floor", () => {
     "DBUS_SESSION_BUS_ADDRESS",
     "SSH_AUTH_SOCK",
     "GNUPGHOME",
+    "NODE",
+    "GIT",
+    "npm_execpath",
+    "ELECTRON_RUN_AS_NODE",
+    "IPYTHONDIR",
+    "VAGRANT_VAGRANTFILE",
+    "ZDOTDIR",
   ];
   for (const name of floored) {
     test(`${name} is on the floor`, () => expect(envFloorReason(name)).toBeString());
