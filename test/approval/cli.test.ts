@@ -36,6 +36,19 @@ describe("policyCheck", () => {
     expect(r.output).toStartWith(`${bad}:5:14: commands.deny[0].regex: not a valid RE2 pattern`);
   });
 
+  test("the spec section's errors keep file:line:col too", async () => {
+    const badDir = join(tmp.dir, "bad-spec");
+    mkdirSync(badDir);
+    const bad = join(badDir, "bad-spec.yaml");
+    await Bun.write(
+      bad,
+      "version: 1\nname: bad-spec\nspec:\n  env:\n    allow: [NPM_TOKEN, 'LD-PRELOAD']\n",
+    );
+    const r = await policyCheck([badDir], { analyzer });
+    expect(r.exitCode).toBe(1);
+    expect(r.output).toStartWith(`${bad}:5:24: spec.env.allow[1]: must be a variable name`);
+  });
+
   test("exit 1 for a path that does not exist, and for no paths", async () => {
     expect((await policyCheck([join(tmp.dir, "nope.yaml")], { analyzer })).exitCode).toBe(1);
     expect((await policyCheck([], { analyzer })).exitCode).toBe(1);
