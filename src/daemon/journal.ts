@@ -9,7 +9,7 @@
  * until it has caught up again, without slowing the writer or other sessions.
  */
 import type { StoredEvent } from "./api-schemas.ts";
-import type { Scrubber } from "./redact.ts";
+import { type Scrubber, scrubberFor } from "./redact.ts";
 import type { EventInput, Store } from "./store.ts";
 
 export interface JournalOptions {
@@ -60,11 +60,25 @@ export class Journal {
     this.#options = options;
   }
 
-  /** Scrubs secrets from every later event of the session (see redact.ts). */
+  /**
+   * Scrubs secrets from every later event of the session (see redact.ts). A session resumed with
+   * another spec keeps being scrubbed of the earlier spec's secrets too: its thread still holds
+   * them (in earlier commands and outputs) and the model may repeat them.
+   */
   setScrubber(sessionId: string, scrub: Scrubber | undefined): void {
     this.#flush(sessionId); // what the previous scrubber held, shown under it
-    if (scrub) this.#scrubbers.set(sessionId, scrub);
-    else this.#scrubbers.delete(sessionId);
+    const previous = this.#scrubbers.get(sessionId);
+    const merged = previous && scrub
+      ? scrubberFor([...new Set([...previous.secrets, ...scrub.secrets])])
+      : scrub ?? previous;
+    if (merged) this.#scrubbers.set(sessionId, merged);
+  }
+
+  /** A value served outside any one session (codex's stderr), scrubbed of every known secret. */
+  scrubAll<T>(value: T): T {
+    let out = value;
+    for (const scrub of this.#scrubbers.values()) out = scrub(out);
+    return out;
   }
 
   /** A value about to be served for the session (not journaled), with its secrets scrubbed. */

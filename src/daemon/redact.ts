@@ -51,6 +51,8 @@ export function specSecrets(spec: Spec): string[] {
 export interface Scrubber {
   /** Replaces every secret, in any of its encodings, anywhere in a JSON value. */
   <T>(value: T): T;
+  /** The secrets it searches for. */
+  readonly secrets: readonly string[];
   /** One whole text, scrubbed. */
   text(text: string): string;
   /**
@@ -123,6 +125,7 @@ export function scrubberFor(values: readonly string[]): Scrubber | undefined {
     return value;
   };
   return Object.assign(<T>(value: T) => scrub(value) as T, {
+    secrets,
     text: scrubText,
     stream: (held: string, piece: string) => run(held + piece, true),
   });

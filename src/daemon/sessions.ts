@@ -202,7 +202,8 @@ export class SessionManager implements SessionService {
         restarts: status.restarts,
       },
       problems,
-      stderr: degraded ? this.#o.supervisor.stderrTail() : [],
+      // codex's stderr can carry what an MCP server or a command printed: no secret of any session.
+      stderr: degraded ? this.#o.journal.scrubAll(this.#o.supervisor.stderrTail()) : [],
       uptimeSeconds: (Date.now() - this.#startedAt) / 1000,
       sessions: {
         live: this.#live.size,

@@ -227,4 +227,21 @@ describe("Journal", () => {
       { request: { kind: "command", command: "curl -H 'x: [redacted]'" } },
     ]);
   });
+
+  test("a session resumed with another spec is still scrubbed of the first spec's secrets", () => {
+    const { store, journal } = setup();
+    journal.setScrubber("a", secretScrubber({ env: { API_KEY: "sk-first-secret" } } as never));
+    journal.setScrubber("a", secretScrubber({ env: { OTHER_KEY: "sk-second-secret" } } as never));
+    journal.setScrubber("a", undefined); // a resume with no env at all
+    journal.append("a", { type: "message", text: "sk-first-secret sk-second-secret" } as never);
+    expect(store.eventsAfter("a", 0)[0]).toMatchObject({ text: "[redacted] [redacted]" });
+  });
+
+  test("scrubAll scrubs a value of no one session (codex's stderr) of every session's secrets", () => {
+    const { journal } = setup();
+    journal.setScrubber("a", secretScrubber({ env: { API_KEY: "sk-secret-of-a" } } as never));
+    journal.setScrubber("b", secretScrubber({ env: { API_KEY: "sk-secret-of-b" } } as never));
+    expect(journal.scrubAll(["mcp: token sk-secret-of-a", "env sk-secret-of-b"]))
+      .toEqual(["mcp: token [redacted]", "env [redacted]"]);
+  });
 });
