@@ -199,9 +199,10 @@ prefix(
   "SBT_",
   "ANT_",
 );
-prefix("makes lua, R, julia, erlang, php or .NET run other code", "LUA_", "R_PROFILE");
 prefix(
-  "makes lua, R, julia, erlang, php or .NET run other code",
+  "makes lua, R, julia, erlang, php, tcl or .NET run other code",
+  "LUA_",
+  "R_PROFILE",
   "R_ENVIRON",
   "R_LIBS",
   "JULIA_",

@@ -14,8 +14,9 @@
  * - `permissionConfig.defaultDecision`: no looser than the policy's default (the engine also
  *   only lets the spec narrow; see engine.ts);
  * - `cwd`: resolved (symlinks, `..`) to a real folder that is not `/`, a system folder, a home
- *   folder itself, the daemon's state dir or codex home (nor inside or around them), and inside
- *   the configured `worktreeRoots` when there are any.
+ *   folder itself, the daemon's state dir, codex home or policies folder (nor inside or around
+ *   them), no folder holding the daemon's config or token file, and inside the configured
+ *   `worktreeRoots` when there are any.
  *
  * The check is a function of its inputs and the file system (realpath); it returns every refusal,
  * each naming the spec field and a rule id, and the spec to use (cwd resolved).
@@ -37,6 +38,10 @@ export interface SpecGuardContext {
   stateDir?: string;
   /** codex's CODEX_HOME. */
   codexHome?: string;
+  /** The fleet policies folder (an agent that could edit it could loosen its own policy). */
+  policiesDir?: string;
+  /** Files of the daemon outside the state dir: its config file, the token file. */
+  daemonFiles?: readonly string[];
   /** When non-empty, every cwd must be one of these folders or inside one. */
   worktreeRoots?: readonly string[];
   /** The daemon user's home folder (default: `os.homedir()`). */
@@ -341,12 +346,20 @@ function checkCwd(cwd: string, context: SpecGuardContext, refuse: Refuse): strin
     const [dir, rule, what] of [
       [context.stateDir, "cwd.state-dir", "the daemon's state dir (token, database)"],
       [context.codexHome, "cwd.codex-home", "codex's home (its configuration and sessions)"],
+      [context.policiesDir, "cwd.policies", "the fleet policies folder"],
     ] as const
   ) {
     if (dir === undefined) continue;
     const protectedDir = realPathOf(dir);
     if (within(real, protectedDir) || within(protectedDir, real)) {
       refuse("cwd", rule, `${shown} is, is inside or contains ${what} ${protectedDir}`);
+      return real;
+    }
+  }
+  for (const file of context.daemonFiles ?? []) {
+    const protectedFile = realPathOf(file);
+    if (within(protectedFile, real)) {
+      refuse("cwd", "cwd.daemon-files", `${shown} contains the daemon's file ${protectedFile}`);
       return real;
     }
   }

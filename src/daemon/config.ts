@@ -89,6 +89,8 @@ export interface ResolvedConfig {
   events: { retention?: number };
   /** Absolute; empty when unrestricted. */
   worktreeRoots: string[];
+  /** The config file (`--config`), absolute, when there is one. */
+  configFile?: string;
   mcpServers?: Record<string, McpServer>;
   /** Notes for the log (e.g. CODEX_HOME moved out of the temp folder). */
   notes: string[];
@@ -202,6 +204,7 @@ export function loadConfig({ args, cwd, env }: LoadConfigInput): ResolvedConfig 
     },
     events: { ...(file.events?.retention !== undefined && { retention: file.events.retention }) },
     worktreeRoots: (file.worktreeRoots ?? []).map((p) => path.resolve(fileBase, p)),
+    ...(flags.config !== undefined && { configFile: path.resolve(cwd, flags.config) }),
     ...(file.mcpServers && { mcpServers: file.mcpServers }),
     notes,
   };

@@ -216,6 +216,9 @@ export async function startDaemon(
     workspace: {
       stateDir: config.stateDir,
       codexHome: config.codex.home,
+      policiesDir: config.policies.dir,
+      daemonFiles: [config.configFile, config.server.tokenFile]
+        .filter((f): f is string => f !== undefined),
       worktreeRoots: config.worktreeRoots,
     },
     metrics,

@@ -466,6 +466,20 @@ describe("cwd", () => {
     });
   }
 
+  test("the policies folder, and folders holding the daemon's config or token file", () => {
+    const daemonHome = join(tmp.dir, "daemon");
+    const policiesDir = join(daemonHome, "policies");
+    mkdirSync(join(policiesDir, "sub"), { recursive: true });
+    const config = join(daemonHome, "codexd.jsonc");
+    writeFileSync(config, "{}");
+    const ctx = { home, policiesDir, daemonFiles: [config] };
+    expect(refusals({ cwd: policiesDir }, ctx)).toEqual([["cwd", "cwd.policies"]]);
+    expect(refusals({ cwd: join(policiesDir, "sub") }, ctx)).toEqual([["cwd", "cwd.policies"]]);
+    expect(refusals({ cwd: daemonHome }, { home, daemonFiles: [config] }))
+      .toEqual([["cwd", "cwd.daemon-files"]]);
+    expect(refusals({ cwd: WT }, ctx)).toEqual([]);
+  });
+
   test("a folder that contains the state dir is refused", () => {
     const outer = join(tmp.dir, "outer");
     mkdirSync(join(outer, ".codexd"), { recursive: true });
