@@ -68,6 +68,8 @@ export interface ShellAnalyzer {
   /** Flag-aware argv prefix match. */
   matchesPrefix(command: SimpleCommand, prefix: string[]): boolean;
   readonly builtinRules: readonly BuiltinRuleInfo[];
+  /** Files the line's downloaders write (absolute), to taint for the rest of the session. */
+  downloadedFiles?(analysis: CommandAnalysis, context: RuleContext): string[];
 }
 
 /**
@@ -82,6 +84,8 @@ export function cachingAnalyzer(inner: ShellAnalyzer, capacity = 2048): ShellAna
     builtinRules: inner.builtinRules,
     matchBuiltin: (a, c) => inner.matchBuiltin(a, c),
     matchesPrefix: (c, p) => inner.matchesPrefix(c, p),
+    ...(inner.downloadedFiles !== undefined &&
+      { downloadedFiles: inner.downloadedFiles.bind(inner) }),
     analyze(command) {
       if (command.length > maxKeyLength) return inner.analyze(command);
       const hit = cache.get(command);

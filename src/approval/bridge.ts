@@ -48,6 +48,11 @@ export class ApprovalBridge implements Approver {
   readonly #store: PolicyStore;
   readonly #clock: Clock;
   readonly #held = new Map<string, Held>();
+  /**
+   * Per session, the files a downloader wrote in an allowed command: running one later is
+   * declined. Bounded: the oldest sessions are forgotten first.
+   */
+  readonly #tainted = new Map<string, Set<string>>();
 
   constructor(store: PolicyStore, options: ApprovalBridgeOptions = {}) {
     this.#store = store;
@@ -66,10 +71,12 @@ export class ApprovalBridge implements Approver {
         reason: error instanceof Error ? error.message : String(error),
       });
     }
+    const tainted = this.#tainted.get(context.sessionId);
     const facts = {
       worktree: context.worktree,
       permissionMode: context.permissionMode,
       permissionConfig: context.permissionConfig,
+      ...(tainted !== undefined && { tainted }),
     };
     let decided: EngineDecision;
     let extraEvents: ApprovalVerdict["extraEvents"];
@@ -89,9 +96,32 @@ export class ApprovalBridge implements Approver {
       });
     }
     if (decided.decision !== "ask") {
+      if (decided.decision === "allow") this.#taint(request, context);
       return Promise.resolve(verdict(decided, decided.decision, policy, extraEvents));
     }
-    return this.#hold(policy, decided, request, context, extraEvents);
+    return this.#hold(policy, decided, request, context, extraEvents).then((v) => {
+      if (v.decision === "allow") this.#taint(request, context);
+      return v;
+    });
+  }
+
+  /** Remembers what an allowed command downloads, so that running it later is declined. */
+  #taint(request: ApprovalRequest, context: ApprovalContext): void {
+    if (request.kind !== "command") return;
+    const analyzer = this.#store.analyzer;
+    if (analyzer.downloadedFiles === undefined) return;
+    const files = analyzer.downloadedFiles(analyzer.analyze(request.command), {
+      worktree: context.worktree,
+      ...(request.cwd !== "" && { cwd: request.cwd }),
+    });
+    if (files.length === 0) return;
+    let set = this.#tainted.get(context.sessionId);
+    if (set === undefined) {
+      set = new Set();
+      this.#tainted.set(context.sessionId, set);
+      if (this.#tainted.size > 10_000) this.#tainted.delete(this.#tainted.keys().next().value!);
+    }
+    for (const file of files) if (set.size < 4096) set.add(file);
   }
 
   /** Requests waiting for a person, oldest first. */

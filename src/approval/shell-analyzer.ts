@@ -19,6 +19,7 @@ export interface ShellAnalyzerParts {
   analyzeCommand(command: string): CommandAnalysis;
   matchBuiltin(analysis: CommandAnalysis, context?: RuleContext): BuiltinMatch | undefined;
   matchesPrefix(command: SimpleCommand, prefix: string[]): boolean;
+  downloadedFiles?(analysis: CommandAnalysis, context: RuleContext): string[];
   BUILTIN_RULES: readonly BuiltinRuleInfo[];
 }
 
@@ -29,6 +30,7 @@ export async function shellAnalyzerFrom(parts: ShellAnalyzerParts): Promise<Shel
     analyze: (command) => parts.analyzeCommand(command),
     matchBuiltin: (analysis, context) => parts.matchBuiltin(analysis, context),
     matchesPrefix: (command, prefix) => parts.matchesPrefix(command, prefix),
+    ...(parts.downloadedFiles !== undefined && { downloadedFiles: parts.downloadedFiles }),
     builtinRules: parts.BUILTIN_RULES,
   });
 }
@@ -49,6 +51,7 @@ async function loadParts(): Promise<ShellAnalyzerParts> {
     analyzeCommand: analyze.analyzeCommand,
     matchBuiltin: builtin.matchBuiltin,
     matchesPrefix: argv.matchesPrefix,
+    downloadedFiles: builtin.downloadedFiles,
     BUILTIN_RULES: builtin.BUILTIN_RULES,
   };
 }

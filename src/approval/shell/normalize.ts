@@ -497,7 +497,10 @@ export function normalizeCommand(
           )
         ) {
           unanalyzable(`${program} runs editor or debugger commands given on its command line`);
-        } else if (feed.stdin === "terminal" && !args.some((a) => a.value === "--args")) {
+        } else if (
+          feed.stdin === "terminal" &&
+          !args.some((a) => a.value === "--args" || INFORMATIONAL.has(a.value))
+        ) {
           out.interactive ??= program;
         }
         emit(argv);

@@ -96,7 +96,17 @@ export const DOWNLOADERS = new Set([
 ]);
 
 /** Programs that gain another user's privileges. */
-export const PRIVILEGE = new Set(["sudo", "sudoedit", "doas", "su", "pkexec", "run0"]);
+export const PRIVILEGE = new Set([
+  "sudo",
+  "sudoedit",
+  "doas",
+  "su",
+  "pkexec",
+  "run0",
+  "runuser",
+  "sg",
+  "setpriv",
+]);
 
 export function basename(program: string): string {
   const stripped = program.replace(/\/+$/, "");
