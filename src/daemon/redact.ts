@@ -115,7 +115,20 @@ export function scrubberFor(values: readonly string[]): Scrubber | undefined {
     return { text: out + text.slice(at, Math.max(at, hold)), held: text.slice(Math.max(at, hold)) };
   };
 
-  const scrubText = (text: string): string => run(text, false).text;
+  // `base64` wraps its output every 76 characters: a copy inside an encoded env dump may be cut
+  // by line breaks. Searched for in whole texts (a command's output), line breaks allowed.
+  const cores = [...new Set(secrets.flatMap((s) => base64Cores(new TextEncoder().encode(s))))]
+    .filter((core) => core.length >= MIN_SECRET_LENGTH)
+    .flatMap((core) => [core, core.replaceAll("+", "-").replaceAll("/", "_")]);
+  const wrapped = cores.length === 0 ? undefined : new RegExp(
+    cores.map((core) => [...core].map((c) => c.replace(/[+/]/g, "\\$&")).join("(?:\\r?\\n)?"))
+      .join("|"),
+    "g",
+  );
+  const scrubText = (text: string): string => {
+    const out = run(text, false).text;
+    return wrapped && out.includes("\n") ? out.replace(wrapped, REDACTED) : out;
+  };
   const scrub = (value: unknown): unknown => {
     if (typeof value === "string") return scrubText(value);
     if (Array.isArray(value)) return value.map(scrub);

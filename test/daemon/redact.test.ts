@@ -76,6 +76,24 @@ describe("encoded copies of a secret", () => {
     expect(Buffer.from(out.split(" ")[1]!, "base64").toString("latin1")).not.toContain(SECRET);
   });
 
+  test("base64 wrapped over lines (an `env | base64` dump) is found across the line breaks", () => {
+    const prefix = "HOME=/root\nPATH=/usr/bin:/bin\nAPI_KEY=";
+    const dump = b64(`${prefix}${SECRET}\nLANG=C\n`);
+    // The characters of the dump that encode the secret's bytes alone.
+    const core = dump.slice(
+      Math.ceil(prefix.length * 8 / 6),
+      (prefix.length + SECRET.length) * 8 / 6,
+    );
+    for (const width of [76, 20, 7]) {
+      const lines = dump.match(new RegExp(`.{1,${width}}`, "g"))!;
+      const wrappedText = lines.join(width === 7 ? "\r\n" : "\n");
+      expect(wrappedText.replace(/\s/g, "")).toContain(core); // the attack: it is in there
+      const out = scrub.text(wrappedText);
+      expect(out).toContain(REDACTED);
+      expect(out.replace(/\s/g, "")).not.toContain(core.slice(2, -2));
+    }
+  });
+
   test("secrets with characters that encode differently", () => {
     const odd = 'p@ss w/rd"&\\+é';
     const s = scrubberFor([odd])!;
