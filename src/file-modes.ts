@@ -9,7 +9,6 @@ import path from "node:path";
 import process from "node:process";
 
 export const PRIVATE_DIR_MODE = 0o700;
-export const PRIVATE_FILE_MODE = 0o600;
 
 let inherited: number | undefined;
 
@@ -43,16 +42,19 @@ export function withInheritedUmask<T>(fn: () => T): T {
 const OWN_FOLDERS = new Set(["builtin-policies"]);
 
 /**
- * Makes the state dir 0700 and everything directly in it private (files 0600, folders 0700),
- * plus the files of codexd's own sub-folders. Symbolic links are left alone (chmod would follow
- * them), and so is what codex keeps in a codex home inside it: the folder itself becomes 0700,
- * which already keeps everyone else out. Returns the paths whose mode changed.
+ * Makes the state dir 0700 and everything directly in it private (folders 0700, files lose every
+ * group and other bit: codexd's own become 0600, an executable someone keeps there stays
+ * executable by its owner), plus the files of codexd's own sub-folders. Symbolic links are left
+ * alone (chmod would follow them), and so is what codex keeps in a codex home inside it: the
+ * folder itself becomes 0700, which already keeps everyone else out. Returns the paths whose mode
+ * changed.
  */
 export function tightenStateDir(dir: string): string[] {
   const changed: string[] = [];
-  const tighten = (file: string, mode: number) => {
+  const tighten = (file: string, dirMode?: number) => {
     const stat = lstatSync(file);
     if (stat.isSymbolicLink()) return;
+    const mode = dirMode ?? (stat.mode & 0o700);
     if ((stat.mode & 0o7777) !== mode) {
       chmodSync(file, mode);
       changed.push(file);
@@ -68,7 +70,7 @@ export function tightenStateDir(dir: string): string[] {
           visit(file, readdirSync(file, { withFileTypes: true }), false);
         }
       } else if (entry.isFile()) {
-        tighten(file, PRIVATE_FILE_MODE);
+        tighten(file);
       }
     }
   };

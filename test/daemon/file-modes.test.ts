@@ -60,7 +60,7 @@ afterAll(async () => {
 });
 
 describe("tightenStateDir", () => {
-  test("the folder 0700, its files 0600, its folders 0700; links and codex's files untouched", () => {
+  test("the folder 0700, its files 0600 (0700 if executable), its folders 0700; links and codex's files untouched", () => {
     const dir = tempDir();
     chmodSync(dir, 0o755);
     writeFileSync(path.join(dir, "codexd.db"), "", { mode: 0o644 });
@@ -69,7 +69,8 @@ describe("tightenStateDir", () => {
     writeFileSync(path.join(dir, "builtin-policies", "default.yaml"), "x", { mode: 0o644 });
     mkdirSync(path.join(dir, "codex-home", "sessions"), { recursive: true, mode: 0o755 });
     const codexFile = path.join(dir, "codex-home", "sessions", "s.jsonl");
-    writeFileSync(codexFile, "{}", { mode: 0o644 });
+    writeFileSync(codexFile, "{}");
+    chmodSync(codexFile, 0o644); // explicitly: a daemon started in this process set umask 077
     const outside = path.join(tempDir(), "outside");
     writeFileSync(outside, "x", { mode: 0o644 });
     chmodSync(outside, 0o644);
@@ -77,6 +78,12 @@ describe("tightenStateDir", () => {
     for (const file of ["codexd.db", "token", "builtin-policies/default.yaml"]) {
       chmodSync(path.join(dir, file), 0o644);
     }
+    for (const folder of ["builtin-policies", "codex-home"]) {
+      chmodSync(path.join(dir, folder), 0o755);
+    }
+    // Not codexd's: an executable someone keeps there stays executable, by its owner only.
+    writeFileSync(path.join(dir, "tool.sh"), "#!/bin/sh\n");
+    chmodSync(path.join(dir, "tool.sh"), 0o755);
 
     const changed = tightenStateDir(dir);
     expect(mode(dir)).toBe(0o700);
@@ -85,6 +92,7 @@ describe("tightenStateDir", () => {
     expect(mode(path.join(dir, "builtin-policies"))).toBe(0o700);
     expect(mode(path.join(dir, "builtin-policies", "default.yaml"))).toBe(0o600);
     expect(mode(path.join(dir, "codex-home"))).toBe(0o700);
+    expect(mode(path.join(dir, "tool.sh"))).toBe(0o700);
     expect(mode(codexFile)).toBe(0o644); // inside a 0700 folder; codex's own business
     expect(mode(outside)).toBe(0o644); // chmod would have followed the link
     expect(changed).toContain(path.join(dir, "codexd.db"));
