@@ -178,7 +178,8 @@ export interface DaemonMetrics {
   codexRestarts: Counter;
   /**
    * Notifications codex sent a session that codexd did not journal, read from the provider's
-   * tally at each scrape. Labels: method, reason (`unknown` method, `invalid` params).
+   * tally at each scrape. Labels: method, reason (`unknown` method, `invalid` params,
+   * `no_session`: for no session's thread).
    */
   codexNotificationsUnhandled: Counter;
   /** Requests to codex sent again after codex refused them as transient. Labels: method. */

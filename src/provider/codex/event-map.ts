@@ -61,6 +61,11 @@ const QUIET = new Set([
 
 const NONE: MappedNotification = { events: [] };
 
+/** A method codexd deliberately leaves out of the journal. */
+export function isQuiet(method: string): boolean {
+  return QUIET.has(method);
+}
+
 export function mapNotification(method: string, params: unknown): MappedNotification {
   if (!(method in NotificationParams)) {
     return QUIET.has(method) ? NONE : { events: [], unknown: true };
@@ -232,14 +237,14 @@ export const SECURITY_SUBTYPES: ReadonlySet<string> = new Set([
 const MAX_TALLIED_METHODS = 200;
 
 /**
- * Notifications codexd received for a session but did not turn into events, per method and
- * reason (`unknown`: a method codexd does not map; `invalid`: a mapped method whose params did not
- * parse). Process-wide; `/metrics` reads it (metrics.ts).
+ * Notifications codexd received but did not turn into events, per method and reason (`unknown`:
+ * a method codexd does not map; `invalid`: a mapped method whose params did not parse;
+ * `no_session`: no session's thread to deliver it to). Process-wide; `/metrics` reads it.
  */
 export class NotificationTally {
   readonly #counts = new Map<string, { method: string; reason: string; count: number }>();
 
-  count(method: string, reason: "unknown" | "invalid"): void {
+  count(method: string, reason: "unknown" | "invalid" | "no_session"): void {
     let key = `${reason} ${method}`;
     if (!this.#counts.has(key) && this.#counts.size >= MAX_TALLIED_METHODS) {
       key = `${reason} other`;

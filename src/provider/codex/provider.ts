@@ -15,6 +15,7 @@ import type {
   TranscriptEntry,
 } from "../types.ts";
 import { CodexHandle } from "./handle.ts";
+import { isQuiet, unhandledNotifications } from "./event-map.ts";
 import { mcpBatchWrite, planSpawn, planThread } from "./plan.ts";
 import type { CodexChild } from "./child.ts";
 
@@ -59,7 +60,10 @@ export class CodexProvider implements Provider {
     this.#child = options.child;
     const rpc = this.#child.rpc;
     rpc.onServerRequest((request) => this.#onServerRequest(request));
-    rpc.onNotification((method) => this.#log("debug", "notification with no session", { method }));
+    rpc.onNotification((method) => {
+      this.#log("debug", "notification with no session", { method });
+      if (!isQuiet(method)) unhandledNotifications.count(method, "no_session");
+    });
     this.#child.onExit((reason) => this.#onChildExit(reason));
   }
 
