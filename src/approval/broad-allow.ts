@@ -3,6 +3,8 @@
  * code, a launcher that runs whatever follows it, or a regex that accepts such commands.
  */
 import type { CommandRule } from "./policy-schema.ts";
+import { LAUNCHERS } from "./shell/launchers.ts";
+import { PRIVILEGE } from "./shell/programs.ts";
 import type { CompiledRegex } from "./regex.ts";
 
 const SHELLS = new Set([
@@ -48,42 +50,26 @@ const INTERPRETERS = new Set([
   "uvx",
   "pipx",
 ]);
-/** Programs whose arguments are another command to run. */
-const LAUNCHERS = new Set([
-  "env",
-  "sudo",
-  "doas",
-  "su",
-  "xargs",
-  "exec",
-  "command",
-  "builtin",
+/**
+ * Programs whose arguments are another command to run: the normalizer's launcher table, the
+ * privilege tools, and the builtins that run a string.
+ */
+const LAUNCHER_NAMES = new Set([
+  ...Object.entries(LAUNCHERS).filter(([, spec]) => spec.sub === undefined).map(([name]) => name),
+  ...PRIVILEGE,
   "eval",
   "source",
   ".",
-  "nohup",
-  "timeout",
-  "nice",
-  "ionice",
-  "time",
-  "stdbuf",
-  "setsid",
-  "chroot",
-  "unshare",
-  "nsenter",
-  "watch",
-  "parallel",
-  "ssh",
-  "strace",
-  "ltrace",
-  "gdb",
-  "script",
-  "flock",
-  "chrt",
-  "taskset",
-  "runuser",
   "trap",
+  "ssh",
+  "gdb",
+  "find",
 ]);
+/** Launchers only with a subcommand (`uv run`, `pnpm exec`): their prefix names both words. */
+function launcherSubcommand(prefix: readonly string[]): boolean {
+  const spec = LAUNCHERS[prefix[0] ?? ""];
+  return spec?.sub !== undefined && (spec.sub.length === 0 || spec.sub.includes(prefix[1] ?? ""));
+}
 /** Tools that are harmless only with a subcommand. */
 const NEEDS_SUBCOMMAND = new Set([
   "git",
@@ -122,7 +108,10 @@ export function broadAllowReason(rule: CommandRule, regex?: CompiledRegex): stri
   }
   const prefix = rule.prefix ?? [];
   const program = prefix[0]?.split("/").pop() ?? "";
-  if (LAUNCHERS.has(program)) return `${program} runs whatever command follows it`;
+  if (LAUNCHER_NAMES.has(program) || launcherSubcommand([program, ...prefix.slice(1)])) {
+    const named = LAUNCHER_NAMES.has(program) ? program : `${program} ${prefix[1]}`;
+    return `${named} runs whatever command follows it`;
+  }
   if (SHELLS.has(program) || INTERPRETERS.has(program)) {
     if (prefix.length === 1) return `a bare ${program} runs any code`;
     if (prefix[1].startsWith("-")) return `${prefix.join(" ")} runs inline code`;
