@@ -8,9 +8,11 @@
  * (.ci/run runs as root). Elsewhere the tests that need them say so and do nothing.
  */
 import { afterAll, describe, expect, test } from "bun:test";
+import { spawnSync } from "node:child_process";
 import {
   chmodSync,
   chownSync,
+  existsSync,
   lstatSync,
   mkdirSync,
   mkdtempSync,
@@ -32,6 +34,9 @@ import {
   prepareAgentCodexHome,
   resolveAgentUser,
 } from "../../src/provider/codex/agent-user.ts";
+import { resolveCodexBinary } from "../../src/provider/codex/binary.ts";
+import { isUnderTempDir } from "../../src/provider/codex/codex-home.ts";
+import { CodexProcess } from "../../src/provider/codex/process.ts";
 import { inheritedUmask } from "../../src/file-modes.ts";
 import { fakeAnalyzer } from "../approval/support/fake-analyzer.ts";
 import { REPO_ROOT } from "../support/codex-harness.ts";
@@ -47,17 +52,34 @@ try {
 }
 const canRun = isRoot && nobody !== undefined;
 
-/** A folder for this file's codex homes and worktrees, reachable (o+x) by `nobody`. */
-const ROOT = path.join(REPO_ROOT, ".codexd", "agent-user-tests");
+/**
+ * Where this file's codex homes and worktrees go: reachable by `nobody` and outside the temp
+ * folder (codex refuses its helper links there, see codex-home.ts). /var/tmp is both.
+ */
+const ROOT = existsSync("/var/tmp") && !isUnderTempDir("/var/tmp")
+  ? "/var/tmp"
+  : path.join(REPO_ROOT, ".codexd");
 const cleanup: string[] = [];
 const models: ScriptedModel[] = [];
 
+/**
+ * Whether `nobody` can run the pinned codex at all (the checkout may sit in a folder it cannot
+ * enter, e.g. under /root): the real-codex test needs it, the process-level one does not.
+ */
+const codexRunsAsNobody = canRun && await (async () => {
+  const binary = (await resolveCodexBinary({ searchFrom: [REPO_ROOT] })).path;
+  const result = spawnSync(binary, ["--version"], {
+    uid: nobody!.uid,
+    gid: nobody!.gid,
+    cwd: "/",
+    stdio: "ignore",
+  });
+  return result.status === 0;
+})();
+
 function reachableDir(prefix: string): string {
-  for (const dir of [path.join(REPO_ROOT, ".codexd"), ROOT]) {
-    mkdirSync(dir, { recursive: true });
-    chmodSync(dir, 0o755);
-  }
-  const dir = mkdtempSync(path.join(ROOT, prefix));
+  mkdirSync(ROOT, { recursive: true });
+  const dir = mkdtempSync(path.join(ROOT, `codexd-agent-${prefix}`));
   chmodSync(dir, 0o755);
   cleanup.push(dir);
   return dir;
@@ -194,6 +216,45 @@ describe("prepareAgentCodexHome", () => {
 
 describe("codex as a separate account", () => {
   test.skipIf(!canRun)(
+    "process layer: the child runs as the account and cannot read a root-only file",
+    async () => {
+      // A stand-in codex that says who it is and tries to read the secret, on stderr, then
+      // exits: CodexProcess quotes its stderr in the start failure.
+      const base = reachableDir("proc-");
+      const secretDir = mkdtempSync(path.join(ROOT, "codexd-agent-secret-"));
+      cleanup.push(secretDir);
+      const secret = path.join(secretDir, "token");
+      writeFileSync(secret, "s3cret-token-value\n", { mode: 0o600 });
+      const bin = path.join(base, "codex");
+      writeFileSync(
+        bin,
+        `#!/bin/sh\necho "uid=$(id -u) groups=$(id -G)" >&2\ncat '${secret}' >&2\nexit 3\n`,
+      );
+      chmodSync(bin, 0o755);
+      const start = (user?: AgentUser) =>
+        CodexProcess.start({
+          codexHome: path.join(base, user ? "agent-home" : "own-home"),
+          binary: bin,
+          handshakeTimeoutMs: 10_000,
+          ...(user && { user }),
+        }).then(() => "started", (e: Error) => e.message);
+
+      const own = await start();
+      expect(own).toContain("uid=0");
+      expect(own).toContain("s3cret-token-value"); // positive control
+      const agent = await start(nobody);
+      expect(agent).toContain(`uid=${nobody!.uid} groups=${nobody!.gid}`);
+      expect(agent).toContain(`${secret}: Permission denied`);
+      expect(agent).not.toContain("s3cret-token-value");
+      expect(ownerAndMode(path.join(base, "agent-home"))).toEqual({
+        uid: nobody!.uid,
+        gid: nobody!.gid,
+        mode: 0o700,
+      });
+    },
+  );
+
+  test.skipIf(!codexRunsAsNobody)(
     "codex runs as codex.user; an approved `cat <token file>` is denied, as the daemon's user it works",
     async () => {
       // Positive control: without codex.user the very same command reads the token.
