@@ -132,6 +132,10 @@ export class CodexdClient {
     return `/v1/sessions/${encodeURIComponent(id)}${suffix}`;
   }
 
+  /**
+   * The details (codex's pid and state, problems, stderr while degraded, sessions): the client
+   * sends its token, and the daemon answers a request without one only `{status}`.
+   */
   health(): Promise<Out<typeof S.Health>> {
     return this.#json(S.Health, "GET", "/v1/health");
   }
