@@ -125,9 +125,18 @@ export function scrubberFor(values: readonly string[]): Scrubber | undefined {
       .join("|"),
     "g",
   );
+  // Hex dumps space and wrap their bytes (`xxd -p`, `od -An -tx1`): whitespace allowed between.
+  const spacedHex = new RegExp(
+    secrets.map((s) =>
+      Array.from(new TextEncoder().encode(s), (b) => b.toString(16).padStart(2, "0")).join("\\s*")
+    ).join("|"),
+    "gi",
+  );
   const scrubText = (text: string): string => {
-    const out = run(text, false).text;
-    return wrapped && out.includes("\n") ? out.replace(wrapped, REDACTED) : out;
+    let out = run(text, false).text;
+    if (wrapped && out.includes("\n")) out = out.replace(wrapped, REDACTED);
+    if (/[0-9a-f]{2}\s+[0-9a-f]{2}/i.test(out)) out = out.replace(spacedHex, REDACTED);
+    return out;
   };
   const scrub = (value: unknown): unknown => {
     if (typeof value === "string") return scrubText(value);

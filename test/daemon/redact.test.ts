@@ -94,6 +94,18 @@ describe("encoded copies of a secret", () => {
     }
   });
 
+  test("hex dumps that space or wrap the bytes (xxd -p, od -An -tx1) are found", () => {
+    const bytes = [...Buffer.from(`K=${SECRET}\n`)].map((b) => b.toString(16).padStart(2, "0"));
+    const xxd = bytes.join("").match(/.{1,12}/g)!.join("\n"); // xxd -p wraps (at 60)
+    const od = bytes.map((b) => ` ${b}`).join("").replace(/((?: [0-9a-f]{2}){16})/g, "$1\n");
+    for (const dump of [xxd, od, od.toUpperCase()]) {
+      const out = scrub.text(dump);
+      expect(out).toContain(REDACTED);
+      expect(out.replace(/\s/g, "").toLowerCase()).not.toContain(hex(SECRET).slice(2, -2));
+    }
+    expect(scrub.text("00 11 22 33 ff")).toBe("00 11 22 33 ff");
+  });
+
   test("secrets with characters that encode differently", () => {
     const odd = 'p@ss w/rd"&\\+é';
     const s = scrubberFor([odd])!;
