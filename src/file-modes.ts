@@ -4,7 +4,7 @@
  * tightens an existing state dir; codex and the commands it runs get the umask the daemon was
  * started with, so files agents write in a worktree keep their ordinary modes.
  */
-import { chmodSync, type Dirent, lstatSync, readdirSync } from "node:fs";
+import { chmodSync, type Dirent, existsSync, lstatSync, mkdirSync, readdirSync } from "node:fs";
 import path from "node:path";
 import process from "node:process";
 
@@ -35,6 +35,22 @@ export function withInheritedUmask<T>(fn: () => T): T {
     return fn();
   } finally {
     process.umask(previous);
+  }
+}
+
+/**
+ * Creates `dir` 0700, and its missing parents 0755 (as `mkdir -p` under an ordinary umask would:
+ * under 077 they would come out 0700 and shut out a codex.user whose codex home sits beside).
+ */
+export function makePrivateDir(dir: string): void {
+  const missing: string[] = [];
+  for (let d = path.resolve(dir); !existsSync(d); d = path.dirname(d)) {
+    missing.unshift(d);
+    if (d === path.dirname(d)) break;
+  }
+  for (const d of missing) {
+    mkdirSync(d);
+    chmodSync(d, d === path.resolve(dir) ? PRIVATE_DIR_MODE : 0o755);
   }
 }
 

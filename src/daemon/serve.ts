@@ -20,7 +20,7 @@ import { PolicyStore } from "../approval/policy-store.ts";
 import { defaultShellAnalyzer } from "../approval/shell-analyzer.ts";
 import { embeddedAssets } from "../assets.ts";
 import { errorMessage } from "../errors.ts";
-import { restrictUmask, tightenStateDir } from "../file-modes.ts";
+import { makePrivateDir, restrictUmask, tightenStateDir } from "../file-modes.ts";
 import { type AgentUser, resolveAgentUser } from "../provider/codex/agent-user.ts";
 import { startCodexChild } from "../provider/codex/child.ts";
 import type { RetryPolicy } from "../provider/codex/retry.ts";
@@ -112,7 +112,7 @@ export async function startDaemon(
   deps: DaemonDeps = {},
 ): Promise<RunningDaemon> {
   restrictUmask();
-  mkdirSync(config.stateDir, { recursive: true, mode: 0o700 });
+  makePrivateDir(config.stateDir);
   const tightened = tightenStateDir(config.stateDir);
   if (tightened.length > 0) log("info", "made the state dir private (0700/0600)", { tightened });
   for (const note of config.notes) log("info", note);

@@ -20,7 +20,7 @@ import path from "node:path";
 import process from "node:process";
 import { Store } from "../../src/daemon/store.ts";
 import { type ScriptedModel, startScriptedModel, step } from "../../src/devtools/scripted-model.ts";
-import { tightenStateDir } from "../../src/file-modes.ts";
+import { makePrivateDir, tightenStateDir } from "../../src/file-modes.ts";
 import { makeTempWorktree, type TempWorktree } from "../support/codex-harness.ts";
 import { makeStateDir } from "../support/daemon-process.ts";
 import { startDaemonInProcess } from "../support/daemon-in-process.ts";
@@ -98,6 +98,19 @@ describe("tightenStateDir", () => {
     expect(changed).toContain(path.join(dir, "codexd.db"));
     // Idempotent: nothing left to change.
     expect(tightenStateDir(dir)).toEqual([]);
+  });
+});
+
+describe("makePrivateDir", () => {
+  test("the folder 0700, missing parents 0755 even under umask 077", () => {
+    const base = tempDir();
+    const dir = path.join(base, "srv", "codexd", "state");
+    withUmask(0o077, () => makePrivateDir(dir));
+    expect(mode(dir)).toBe(0o700);
+    expect(mode(path.join(base, "srv"))).toBe(0o755);
+    expect(mode(path.join(base, "srv", "codexd"))).toBe(0o755);
+    makePrivateDir(dir); // exists: nothing to do
+    expect(mode(dir)).toBe(0o700);
   });
 });
 
