@@ -1,11 +1,13 @@
 /**
- * Issue #10, findings 2 and 3, against the real codex, each with its positive control: the spec
- * fields as codexd used to pass them (`shell_environment_policy.set` and `mcp_servers.<name>` in
- * thread/start's config) do run their payload on a bare codex, and the same spec sent to the
- * assembled daemon is refused with a 400 and runs nothing. Payloads only touch a marker file.
+ * Issue #10, findings 2, 3, 4 and 6, against the real codex, each with its positive control: the
+ * spec fields as codexd used to pass them (`shell_environment_policy.set` and `mcp_servers.<name>`
+ * in thread/start's config, `sandbox`, `cwd`) do take effect on a bare codex, and the same spec
+ * sent to the assembled daemon is refused with a 400 and runs nothing. Payloads only touch a
+ * marker file (outside the worktree and the temp folder for the sandbox cases, in a folder of
+ * this repository's .codexd/ that the test removes).
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { type ScriptedModel, startScriptedModel, step } from "../../src/devtools/scripted-model.ts";
@@ -13,6 +15,7 @@ import {
   asRecord,
   LineClient,
   makeTempWorktree,
+  REPO_ROOT,
   startCodex,
   type TempWorktree,
 } from "../support/codex-harness.ts";
@@ -21,6 +24,12 @@ import { startDaemonInProcess } from "../support/daemon-in-process.ts";
 let model: ScriptedModel;
 let worktree: TempWorktree;
 let scratch: string;
+/** Outside the worktree and the temp folder: the workspace-write sandbox keeps it read-only. */
+const OUTSIDE = (() => {
+  mkdirSync(path.join(REPO_ROOT, ".codexd"), { recursive: true });
+  return mkdtempSync(path.join(REPO_ROOT, ".codexd", "spec-attacks-"));
+})();
+const OUTSIDE_MARKER = path.join(OUTSIDE, "written-outside");
 
 beforeAll(async () => {
   model = await startScriptedModel({
@@ -29,6 +38,11 @@ beforeAll(async () => {
     rules: [{
       marker: "LIST",
       rounds: [[step.exec("bash -c ls > listing.txt")], [step.message("listed")]],
+    }, {
+      marker: "OUTSIDE",
+      // Two commands: codex runs an approved single simple command outside the sandbox, a
+      // compound one inside it, which is what these controls are about.
+      rounds: [[step.exec(`touch '${OUTSIDE_MARKER}'; true`)], [step.message("touched")]],
     }],
   });
   worktree = await makeTempWorktree();
@@ -38,26 +52,30 @@ afterAll(async () => {
   await worktree?.remove();
   await model?.close();
   rmSync(scratch, { recursive: true, force: true });
+  rmSync(OUTSIDE, { recursive: true, force: true });
 });
 
-/** One LIST turn on a bare codex with `config` in thread/start, every request accepted. */
-async function runOnBareCodex(config: Record<string, unknown>): Promise<void> {
+/** One turn on a bare codex with these thread/start params, every request accepted. */
+async function runOnBareCodex(
+  config: Record<string, unknown>,
+  thread: { prompt?: string; cwd?: string; sandbox?: string } = {},
+): Promise<void> {
   await using codex = await startCodex({ model, modelArgs: { requestMaxRetries: 0 } });
   const client = new LineClient(codex);
   client.onServerRequest(() => ({ decision: "accept" }));
   await client.initialize();
   const opened = asRecord(
     await client.request("thread/start", {
-      cwd: worktree.path,
+      cwd: thread.cwd ?? worktree.path,
       approvalPolicy: "untrusted",
-      sandbox: "workspace-write",
+      sandbox: thread.sandbox ?? "workspace-write",
       config,
     }, 30_000),
   );
   const threadId = String(asRecord(opened.thread).id);
   await client.request("turn/start", {
     threadId,
-    input: [{ type: "text", text: "LIST", text_elements: [] }],
+    input: [{ type: "text", text: thread.prompt ?? "LIST", text_elements: [] }],
   });
   await client.waitForNotification("turn/completed", (p) => p.threadId === threadId, 30_000);
 }
@@ -121,5 +139,34 @@ describe("finding 3: the spec's mcpServers run any command, unsandboxed", () => 
       );
     }
     expect(existsSync(marker)).toBe(false);
+  });
+});
+
+describe("findings 4 and 6: danger-full-access, and a cwd of /, lift the sandbox", () => {
+  test("positive controls: an approved touch outside the worktree fails under workspace-write, works with danger-full-access or cwd /", async () => {
+    rmSync(OUTSIDE_MARKER, { force: true });
+    await runOnBareCodex({}, { prompt: "OUTSIDE" });
+    expect(existsSync(OUTSIDE_MARKER)).toBe(false);
+    await runOnBareCodex({}, { prompt: "OUTSIDE", sandbox: "danger-full-access" });
+    expect(existsSync(OUTSIDE_MARKER)).toBe(true);
+    rmSync(OUTSIDE_MARKER, { force: true });
+    await runOnBareCodex({}, { prompt: "OUTSIDE", cwd: "/" });
+    expect(existsSync(OUTSIDE_MARKER)).toBe(true);
+    rmSync(OUTSIDE_MARKER, { force: true });
+  });
+
+  test("through codexd both specs are refused and nothing is written", async () => {
+    rmSync(OUTSIDE_MARKER, { force: true });
+    const loose = await spawnThroughDaemon({ prompt: "OUTSIDE", sandbox: "danger-full-access" });
+    expect(loose.status).toBe(400);
+    expect(loose.details).toContainEqual(
+      expect.objectContaining({ path: "sandbox", rule: "sandbox.max" }),
+    );
+    const root = await spawnThroughDaemon({ prompt: "OUTSIDE", cwd: "/" });
+    expect(root.status).toBe(400);
+    expect(root.details).toContainEqual(
+      expect.objectContaining({ path: "cwd", rule: "cwd.root" }),
+    );
+    expect(existsSync(OUTSIDE_MARKER)).toBe(false);
   });
 });
