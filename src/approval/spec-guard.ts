@@ -9,8 +9,8 @@
  *   line judged by the engine under the policy like a command an agent runs (built-in rules,
  *   deny, allow-list, ask, default); it must be allowed outright, as nobody is there to ask;
  * - `sandbox`: no looser than the policy's `spec.maxSandbox` (an unnamed sandbox becomes
- *   read-only where that is the limit); `permissionMode:
- *   bypassPermissions` only under `allowBypass: true`;
+ *   read-only where that is the limit); `permissionMode: bypassPermissions` only under
+ *   `allowBypass: true`;
  * - `permissionConfig.defaultDecision`: no looser than the policy's default (the engine also
  *   only lets the spec narrow; see engine.ts);
  * - `cwd`: resolved (symlinks, `..`) to a real folder that is not `/`, a system folder, a home
