@@ -46,6 +46,63 @@ export type EventBody =
 
 export type SessionEvent = EventBody & { sessionId: string; ts: string };
 
+/**
+ * What codex reports about security, journaled as `system` events (codex/event-map.ts). Each is
+ * one of EventBody's `system` events, with these fields.
+ */
+export type SecurityEvent =
+  /** Text typed into a running terminal (`write_stdin`): codex asks no approval for it. */
+  | {
+    type: "system";
+    subtype: "terminal_input";
+    turnId?: string;
+    /** The command execution item whose terminal it is. */
+    itemId: string;
+    processId: string;
+    text: string;
+  }
+  /** codex changed a file change's patch; its paths are added to those the approval judges. */
+  | {
+    type: "system";
+    subtype: "patch_updated";
+    turnId?: string;
+    itemId: string;
+    changes: Array<{ path: string; kind: string; movePath?: string }>;
+  }
+  /** A reviewer inside codex (auto_review, guardian) judged an action without asking codexd. */
+  | {
+    type: "system";
+    subtype: "auto_review";
+    turnId?: string;
+    phase: "started" | "completed" | "strict_review_required";
+    reviewId?: string;
+    targetItemId?: string;
+    status?: string;
+    riskLevel?: string;
+    userAuthorization?: string;
+    rationale?: string;
+    decisionSource?: string;
+    /** codex's description of the action, as sent. */
+    action?: unknown;
+  }
+  /** codex switched the turn to another model. */
+  | {
+    type: "system";
+    subtype: "model_rerouted";
+    turnId?: string;
+    fromModel: string;
+    toModel: string;
+    reason: string;
+  };
+
+/** The `system` subtypes of {@link SecurityEvent}. */
+export const SECURITY_SUBTYPES: ReadonlySet<string> = new Set<SecurityEvent["subtype"]>([
+  "terminal_input",
+  "patch_updated",
+  "auto_review",
+  "model_rerouted",
+]);
+
 export type SessionEventType = EventBody["type"];
 
 export function isTerminal(event: { type: string }): boolean {

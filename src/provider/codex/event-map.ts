@@ -3,7 +3,7 @@
  * The handle stamps `sessionId` and `ts`, and builds each turn's terminal event with
  * {@link terminalEvent} from what it saw during the turn.
  */
-import type { EventBody, Usage } from "../events.ts";
+import type { EventBody, SecurityEvent, Usage } from "../events.ts";
 import { type FileChangeItem, NotificationParams, ThreadItem, Turn } from "./notifications.ts";
 import type { z } from "zod";
 
@@ -141,14 +141,16 @@ export function mapNotification(method: string, params: unknown): MappedNotifica
         (typeof NotificationParams)["item/commandExecution/terminalInteraction"]
       >;
       return {
-        events: [{
-          type: "system",
-          subtype: "terminal_input",
-          turnId: t.turnId,
-          itemId: t.itemId,
-          processId: t.processId,
-          text: t.stdin,
-        }],
+        events: [
+          {
+            type: "system",
+            subtype: "terminal_input",
+            turnId: t.turnId,
+            itemId: t.itemId,
+            processId: t.processId,
+            text: t.stdin,
+          } satisfies SecurityEvent,
+        ],
       };
     }
     case "item/fileChange/patchUpdated": {
@@ -160,13 +162,15 @@ export function mapNotification(method: string, params: unknown): MappedNotifica
         status: "inProgress",
       };
       return {
-        events: [{
-          type: "system",
-          subtype: "patch_updated",
-          turnId: u.turnId,
-          itemId: u.itemId,
-          changes: describeChanges(item),
-        }],
+        events: [
+          {
+            type: "system",
+            subtype: "patch_updated",
+            turnId: u.turnId,
+            itemId: u.itemId,
+            changes: describeChanges(item),
+          } satisfies SecurityEvent,
+        ],
         fileChange: item,
       };
     }
@@ -174,21 +178,23 @@ export function mapNotification(method: string, params: unknown): MappedNotifica
     case "item/autoApprovalReview/completed": {
       const r = p as z.infer<(typeof NotificationParams)["item/autoApprovalReview/completed"]>;
       return {
-        events: [{
-          type: "system",
-          subtype: "auto_review",
-          turnId: r.turnId,
-          phase: method === "item/autoApprovalReview/started" ? "started" : "completed",
-          reviewId: r.reviewId,
-          ...(r.targetItemId != null && { targetItemId: r.targetItemId }),
-          status: r.review.status,
-          ...(r.review.riskLevel != null && { riskLevel: r.review.riskLevel }),
-          ...(r.review.userAuthorization != null &&
-            { userAuthorization: r.review.userAuthorization }),
-          ...(r.review.rationale != null && { rationale: r.review.rationale }),
-          ...(r.decisionSource != null && { decisionSource: r.decisionSource }),
-          action: r.action,
-        }],
+        events: [
+          {
+            type: "system",
+            subtype: "auto_review",
+            turnId: r.turnId,
+            phase: method === "item/autoApprovalReview/started" ? "started" : "completed",
+            reviewId: r.reviewId,
+            ...(r.targetItemId != null && { targetItemId: r.targetItemId }),
+            status: r.review.status,
+            ...(r.review.riskLevel != null && { riskLevel: r.review.riskLevel }),
+            ...(r.review.userAuthorization != null &&
+              { userAuthorization: r.review.userAuthorization }),
+            ...(r.review.rationale != null && { rationale: r.review.rationale }),
+            ...(r.decisionSource != null && { decisionSource: r.decisionSource }),
+            action: r.action,
+          } satisfies SecurityEvent,
+        ],
       };
     }
     case "autoApprovalReview/strictReviewRequired": {
@@ -196,42 +202,34 @@ export function mapNotification(method: string, params: unknown): MappedNotifica
         (typeof NotificationParams)["autoApprovalReview/strictReviewRequired"]
       >;
       return {
-        events: [{
-          type: "system",
-          subtype: "auto_review",
-          turnId: r.turnId,
-          phase: "strict_review_required",
-        }],
+        events: [
+          {
+            type: "system",
+            subtype: "auto_review",
+            turnId: r.turnId,
+            phase: "strict_review_required",
+          } satisfies SecurityEvent,
+        ],
       };
     }
     case "model/rerouted": {
       const r = p as z.infer<(typeof NotificationParams)["model/rerouted"]>;
       return {
-        events: [{
-          type: "system",
-          subtype: "model_rerouted",
-          turnId: r.turnId,
-          fromModel: r.fromModel,
-          toModel: r.toModel,
-          reason: r.reason,
-        }],
+        events: [
+          {
+            type: "system",
+            subtype: "model_rerouted",
+            turnId: r.turnId,
+            fromModel: r.fromModel,
+            toModel: r.toModel,
+            reason: r.reason,
+          } satisfies SecurityEvent,
+        ],
       };
     }
   }
   return NONE;
 }
-
-/**
- * `system` subtypes that record what codex did or decided on its own (typed input, patch edits,
- * an internal reviewer's verdict, a model switch). They are kept even when they arrive after
- * codexd ended the turn: that is when an unseen action matters most.
- */
-export const SECURITY_SUBTYPES: ReadonlySet<string> = new Set([
-  "terminal_input",
-  "patch_updated",
-  "auto_review",
-  "model_rerouted",
-]);
 
 /** Labels past this many distinct methods are counted under `other` (a bounded label set). */
 const MAX_TALLIED_METHODS = 200;

@@ -8,14 +8,19 @@
  */
 import { z } from "zod";
 import { errorMessage, NoActiveTurn, RpcError, WrongState } from "../../errors.ts";
-import type { ErrorCode, EventBody, SessionEvent, Usage } from "../events.ts";
+import {
+  type ErrorCode,
+  type EventBody,
+  SECURITY_SUBTYPES,
+  type SessionEvent,
+  type Usage,
+} from "../events.ts";
 import { EventStream } from "../event-stream.ts";
 import type { Spec } from "../spec.ts";
 import type { ApprovalVerdict, Approver, Handle, InjectReceipt, SendReceipt } from "../types.ts";
 import {
   mapNotification,
   type McpToolCallInfo,
-  SECURITY_SUBTYPES,
   terminalEvent,
   unhandledNotifications,
   usageDelta,
