@@ -98,10 +98,10 @@ export class Journal {
     if (!scrub) return this.#write(sessionId, entry);
     const e = entry as JournalEntry & { text?: unknown; itemId?: unknown; turnId?: unknown };
     if (e.type === "text.delta" && typeof e.text === "string") {
+      // Each item's text is its own stream: another item's pieces in between (should codex ever
+      // interleave two messages) show nothing held early.
       const key = streamKey(e);
       const streams = this.#held.get(sessionId);
-      // Another item's text started: any other stream has ended.
-      for (const other of streams?.keys() ?? []) if (other !== key) this.#flush(sessionId, other);
       const shown = scrub.stream(streams?.get(key)?.held ?? "", e.text);
       if (shown.held) {
         let map = this.#held.get(sessionId);

@@ -194,6 +194,23 @@ describe("Journal", () => {
     expect(deltas.at(-1)).toMatchObject({ turnId: "t", itemId: "m1", text: "sk-" });
   });
 
+  test("two interleaved streams are held apart: neither's tail is shown early", () => {
+    const { store, journal } = setup();
+    journal.setScrubber("a", secretScrubber({ env: { API_KEY: "sk-very-secret" } } as never));
+    const delta = (itemId: string, text: string) =>
+      journal.append("a", { type: "text.delta", turnId: "t", itemId, text } as never);
+    delta("m1", "one: sk-ve");
+    delta("m2", "two: sk-");
+    delta("m1", "ry-secret!");
+    delta("m2", "ip");
+    journal.append("a", { type: "result", turnId: "t", text: "" } as never);
+    const byItem = (itemId: string) =>
+      store.eventsAfter("a", 0).filter((e) => (e as { itemId?: string }).itemId === itemId)
+        .map((e) => (e as { text?: string }).text).join("");
+    expect(byItem("m1")).toBe("one: [redacted]!");
+    expect(byItem("m2")).toBe("two: sk-ip");
+  });
+
   test("a held tail is shown when the turn ends without a message, or the session stops", () => {
     const { store, journal } = setup();
     journal.setScrubber("a", secretScrubber({ env: { API_KEY: "sk-very-secret" } } as never));
