@@ -54,6 +54,8 @@ export interface RuleContext {
   cwd?: string;
   /** Files a downloader wrote earlier in this session (absolute paths). */
   tainted?: ReadonlySet<string>;
+  /** The real path of an existing path (symlinks followed), when the filesystem can be read. */
+  realpath?: (path: string) => string | undefined;
 }
 
 export interface BuiltinRuleInfo {

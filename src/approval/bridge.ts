@@ -14,6 +14,7 @@ import { type Clock, systemClock } from "./clock.ts";
 import type { CompiledPolicy } from "./compiled-policy.ts";
 import { type EngineDecision, evaluate } from "./engine.ts";
 import type { PolicyStore } from "./policy-store.ts";
+import { existingRealpath } from "./realpath.ts";
 
 export interface RequestSummary {
   kind: ApprovalRequest["kind"];
@@ -77,6 +78,7 @@ export class ApprovalBridge implements Approver {
       permissionMode: context.permissionMode,
       permissionConfig: context.permissionConfig,
       ...(tainted !== undefined && { tainted }),
+      realpath: existingRealpath,
     };
     let decided: EngineDecision;
     let extraEvents: ApprovalVerdict["extraEvents"];

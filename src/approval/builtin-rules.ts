@@ -60,9 +60,16 @@ function judgeTargets(
   operands: readonly string[],
   dangerous: (path: string, leaves: boolean) => boolean,
   context: RuleContext,
+  links: ReadonlyMap<string, string> = new Map(),
 ): TargetJudgement {
   const out: TargetJudgement = { certain: false };
-  for (const operand of operands) {
+  for (const written of operands) {
+    // `ln -s ~ cache && rm -rf cache/*`: a link the line made is followed to its target.
+    const first = written.replace(/^\.\//, "").split("/")[0];
+    const link = links.get(first);
+    const operand = link === undefined
+      ? written
+      : `${link}/${written.replace(/^\.\//, "").split("/").slice(1).join("/")}`;
     const index = c.argv.indexOf(operand, 1);
     if (index !== -1 && isDynamic(c, index)) {
       if (mightBeDangerous(operand)) out.possible ??= operand;
@@ -74,6 +81,9 @@ function judgeTargets(
       continue;
     }
     if (dangerous(resolved.path, resolved.leavesWorktree)) out.certain = true;
+    // A symlink already in the worktree (a repository can commit one to `/`) is followed too.
+    const real = context.realpath?.(resolved.path);
+    if (real !== undefined && real !== resolved.path && dangerous(real, false)) out.certain = true;
   }
   if (c.appended) out.possible ??= "words xargs reads at run time";
   return out;
@@ -117,6 +127,25 @@ const LISTERS = new Set([
   "tail",
 ]);
 
+/** Symbolic links the commands before this one made: link name → target. */
+function linksBefore(scope: Scope): Map<string, string> {
+  const links = new Map<string, string>();
+  for (const e of scope.commands.slice(0, scope.index)) {
+    if (e.argv[0] !== "ln" && e.argv[0] !== "cp") continue;
+    const args = e.argv.slice(1);
+    if (e.argv[0] === "ln" && !args.some((a) => /^-[a-zA-Z]*s|^--symbolic$/.test(a))) continue;
+    if (e.argv[0] === "cp" && !args.some((a) => /^-[a-zA-Z]*s|^--symbolic-link$/.test(a))) continue;
+    const operands = args.filter((a) => !a.startsWith("-"));
+    if (operands.length >= 2) {
+      links.set(
+        operands[operands.length - 1].replace(/^\.\//, "").replace(/\/+$/, ""),
+        operands[0],
+      );
+    }
+  }
+  return links;
+}
+
 function rmRoot(c: SimpleCommand, scope: Scope): Verdict {
   if (c.argv[0] === "find") return findDelete(c, scope);
   if (c.argv[0] !== "rm") return undefined;
@@ -124,7 +153,13 @@ function rmRoot(c: SimpleCommand, scope: Scope): Verdict {
   const parsed = parseArgs(args, RM);
   const recursive = hasOption(parsed, "--recursive");
   const dynamicWords = args.map((_, i) => i + 1).filter((i) => isDynamic(c, i));
-  const targets = judgeTargets(c, parsed.operands, rmDangerous(scope.context), scope.context);
+  const targets = judgeTargets(
+    c,
+    parsed.operands,
+    rmDangerous(scope.context),
+    scope.context,
+    linksBefore(scope),
+  );
   if (recursive && targets.certain) return true;
   // Words read by xargs from a program that lists names here are paths below this directory.
   const listed = c.appended && (c.pipedFrom ?? []).length > 0 &&
@@ -183,6 +218,7 @@ function chmodOutside(c: SimpleCommand, scope: Scope): Verdict {
     modeAsOption ? parsed.operands : parsed.operands.slice(1),
     outside,
     scope.context,
+    linksBefore(scope),
   );
   if (recursive && targets.certain) return true;
   if (recursive && targets.possible !== undefined) {
@@ -324,8 +360,9 @@ function gitUnknown(c: SimpleCommand): Verdict {
     if (c.appended) return unsure(`git ${sub} given words xargs reads at run time`);
   }
   const runs = git.rest.find((a) =>
-    /^--(upload-pack|receive-pack|exec|template)(=|$)/.test(a) ||
-    a === "-u" && sub !== "push" && sub !== "add"
+    /^--(upload-pack|receive-pack|exec|template|open-files-in-pager)(=|$)/.test(a) ||
+    a === "-u" && sub !== "push" && sub !== "add" && sub !== "stash" && sub !== "commit" ||
+    sub === "grep" && /^-[A-Za-z]*O/.test(a)
   );
   if (runs !== undefined) {
     return unsure(`git ${sub} ${runs} runs a program the analyzer cannot see`);
@@ -345,11 +382,8 @@ const RISKY_GIT = new Set([
   "pull",
   "submodule",
   "rebase",
-  "clean",
-  "checkout",
-  "restore",
-  "branch",
   "update-ref",
+  "grep",
   "filter-branch",
   "bisect",
   "difftool",
@@ -464,6 +498,13 @@ const REMOTE_NAME = "\u0000remote-name";
 /** Files a downloader writes: `-o F`, `--output F`, `-O` (the name the server picks), `> F`. */
 function downloadTargets(c: SimpleCommand): string[] {
   const [program, ...args] = c.argv;
+  const fed = (c.pipedFrom ?? []).some((p) => DOWNLOADERS.has(p));
+  // `curl … | tee i.sh`, `curl … | cat > i.sh`: what the downloader printed lands in a file.
+  if (fed && !DOWNLOADERS.has(program)) {
+    const files = [...(c.writes ?? [])];
+    if (program === "tee") files.push(...args.filter((a) => !a.startsWith("-")));
+    return files.filter((f) => f !== "/dev/null" && f !== "-" && f !== "/dev/stdout");
+  }
   if (!DOWNLOADERS.has(program)) return [];
   const files = [...(c.writes ?? [])];
   const isWget = program === "wget" || program === "wget2";
@@ -520,8 +561,21 @@ function downloadToShell(c: SimpleCommand): Verdict {
   return (c.pipedFrom ?? []).some((p) => DOWNLOADERS.has(p)) && runsFedCode(c) || undefined;
 }
 
+/** Files a shell, python or git reads and runs on start, whoever starts them. */
+const STARTUP_FILE =
+  /(^|\/)(\.profile|\.bashrc|\.bash_profile|\.bash_login|\.bash_logout|\.zshrc|\.zshenv|\.zprofile|\.zlogin|\.kshrc|\.cshrc|\.tcshrc|\.mkshrc|\.inputrc|\.envrc|sitecustomize\.py|usercustomize\.py|[^/]*\.pth|\.npmrc|\.yarnrc(\.yml)?|\.gitconfig|\.curlrc|\.wgetrc|\.pythonrc(\.py)?|conftest\.py|\.git\/hooks\/[^/]+)$/;
+
+/** Variables that make a program load and run a file (`BASH_ENV=env.sh bash -c true`). */
+const CODE_LOADING_ENV =
+  /^(BASH_ENV|ENV|PROMPT_COMMAND|PYTHONSTARTUP|PYTHONPATH|PYTHONHOME|NODE_OPTIONS|NODE_PATH|PERL5OPT|PERL5LIB|PERLLIB|RUBYOPT|RUBYLIB|LD_PRELOAD|LD_LIBRARY_PATH|LD_AUDIT|DYLD_\w+|JAVA_TOOL_OPTIONS|_JAVA_OPTIONS|GIT_\w+|PATH)$/;
+
 /** `curl -o x.sh … && sh x.sh`, or a file a downloader wrote earlier in the session. */
 function downloadThenRun(c: SimpleCommand, scope: Scope): Verdict {
+  const targets = downloadTargets(c);
+  if (targets.some((t) => STARTUP_FILE.test(t))) return true;
+  const earlier = scope.commands.slice(0, scope.index);
+  const downloaded = earlier.some((e) => downloadTargets(e).length > 0);
+  if (downloaded && (c.env ?? []).some((n) => CODE_LOADING_ENV.test(n))) return true;
   const file = executedFile(c);
   if (file === undefined) return undefined;
   for (const earlier of scope.commands.slice(0, scope.index)) {

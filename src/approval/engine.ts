@@ -31,6 +31,8 @@ export interface SessionFacts {
   worktree?: string;
   /** Files a downloader wrote earlier in this session (absolute): running one is declined. */
   tainted?: ReadonlySet<string>;
+  /** Follows symlinks already on disk (the bridge passes the filesystem's; tests a fake). */
+  realpath?: (path: string) => string | undefined;
   permissionMode: PermissionMode;
   permissionConfig?: PermissionConfig;
 }
@@ -163,6 +165,7 @@ function evaluateCommand(
     ...(session.worktree !== undefined && { worktree: session.worktree }),
     ...(cwd !== undefined && cwd !== "" && { cwd }),
     ...(session.tainted !== undefined && { tainted: session.tainted }),
+    ...(session.realpath !== undefined && { realpath: session.realpath }),
   });
   if (builtin !== undefined && builtin.kind !== "unanalyzable") {
     return { decision: "deny", ruleId: builtin.ruleId, source: "builtin", reason: builtin.reason };

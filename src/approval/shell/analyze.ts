@@ -66,6 +66,12 @@ function analyzeScript(script: string, ctx: Ctx, state: State): void {
   if (/\$\{[^}]*@[PEAKak]\}/.test(script)) {
     state.unanalyzable ??= "a ${…@P} transformation expands prompts or escapes at run time";
   }
+  if (/\\`/.test(script) && /`/.test(script.replace(/\\`/g, ""))) {
+    state.unanalyzable ??= "an escaped backtick inside a backquote substitution runs as one";
+  }
+  if (/[^\s\\]\\\n[^\s]/.test(script)) {
+    state.unanalyzable ??= "a line continuation inside a word joins it into another word";
+  }
   if (ARITHMETIC.test(script) && QUOTED_CODE.test(script)) {
     state.unanalyzable ??=
       "arithmetic evaluation of a string that holds a command substitution runs it";
@@ -87,7 +93,7 @@ function analyzeScript(script: string, ctx: Ctx, state: State): void {
 /** Places where bash evaluates a variable's text as arithmetic, array subscripts included. */
 const ARITHMETIC =
   /\(\(|\$\[|\blet\b|-(eq|ne|lt|le|gt|ge)\b|\b(declare|typeset|local)\s+-\w*i|\[\$/;
-const QUOTED_CODE = /'[^']*(\$\(|`)[^']*'|\\\$\(|\\`/;
+const QUOTED_CODE = /'[^']*(\$\((?!\()|`)[^']*'|\\\$\(|\\`/;
 
 function parseErrorReason(root: Node): string {
   const bad = findError(root);
@@ -232,6 +238,11 @@ function isInputRedirect(node: Node): boolean {
     node.children.some((c) => c !== null && (c.type === "<" || c.type === "<&" || c.type === "<>"));
 }
 
+/** `<&3`: stdin is whatever descriptor 3 holds, which the analysis does not follow. */
+function isDuplication(node: Node): boolean {
+  return node.type === "file_redirect" && node.children.some((c) => c?.type === "<&");
+}
+
 /** Walks a redirect's substitutions; returns the programs that feed stdin through it. */
 function redirectFeeds(redirect: Node, ctx: Ctx, state: State): string[] {
   const from = state.commands.length;
@@ -282,7 +293,7 @@ function redirected(node: Node, ctx: Ctx, state: State): void {
     const target = outputTarget(r);
     if (target !== undefined) writes.push(target);
     if (isInputRedirect(r)) {
-      stdin = "file";
+      stdin = isDuplication(r) ? "pipe" : "file";
       stdinText = redirectText(r);
     }
   }
@@ -351,7 +362,7 @@ function commandNode(node: Node, ctx: Ctx, state: State): void {
       const target = outputTarget(child);
       if (target !== undefined) writes.push(target);
       if (isInputRedirect(child)) {
-        stdin = "file";
+        stdin = isDuplication(child) ? "pipe" : "file";
         stdinText = redirectText(child);
       }
     } else if (child.isNamed) {
@@ -412,7 +423,9 @@ function trackDirectory(words: Word[], state: State): void {
   }
   const operands = words.slice(1).filter((w) => !/^-[LPe@]+$/.test(w.value));
   const dir = operands[0];
-  if (dir === undefined) state.cwd = "~";
+  if (state.assigned.has("CDPATH") && dir !== undefined && !dir.value.startsWith("/")) {
+    state.cwd = null;
+  } else if (dir === undefined) state.cwd = "~";
   else if (dir.dynamic || dir.glob || dir.value === "-") state.cwd = null;
   else if (state.cwd !== null) state.cwd = joinPath(state.cwd ?? ".", dir.value);
 }

@@ -107,8 +107,36 @@ export interface CodeArgs {
 
 const STDIN_PATHS = new Set(["-", "/dev/stdin", "/dev/fd/0", "/proc/self/fd/0"]);
 
+/** stdin, or another inherited descriptor (`bash /dev/fd/3 3<<EOF`): not a file on disk. */
 export function isStdinPath(path: string): boolean {
-  return STDIN_PATHS.has(path);
+  return STDIN_PATHS.has(path) || /^\/(dev|proc\/self|proc\/\d+)\/fd\/\d+$/.test(path);
+}
+
+/** Options that take the next word as their value, per interpreter family. */
+const VALUE_OPTIONS: Readonly<Record<string, readonly string[]>> = {
+  python: ["-W", "-X", "--check-hash-based-pycs"],
+  node: [
+    "-r",
+    "--require",
+    "--import",
+    "--loader",
+    "--experimental-loader",
+    "--input-type",
+    "--conditions",
+    "-C",
+  ],
+  ruby: ["-I", "-r", "-C", "-E", "-F", "-K"],
+  perl: ["-I", "-M", "-m", "-x"],
+};
+
+function valueOptionsOf(program: string): readonly string[] {
+  if (/^(python|pypy|ipython)/.test(program)) return VALUE_OPTIONS.python;
+  if (program === "node" || program === "nodejs" || program === "bun" || program === "deno") {
+    return VALUE_OPTIONS.node;
+  }
+  if (program === "ruby" || program === "irb") return VALUE_OPTIONS.ruby;
+  if (program === "perl") return VALUE_OPTIONS.perl;
+  return [];
 }
 
 /** Splits an interpreter's argv into its inline code, script operand and stdin use. */
@@ -153,6 +181,15 @@ export function codeArgs(
     if (isAwk && /^-[Fv]$/.test(a)) {
       i++;
       continue;
+    }
+    if (valueOptionsOf(program).includes(a)) {
+      i++;
+      continue;
+    }
+    // `python -m module`: runs a module, never stdin.
+    if (a === "-m" && !isAwk) {
+      out.operand = `-m ${args[i + 1]?.value ?? ""}`;
+      break;
     }
     if (a.startsWith("-") && a !== "-") continue;
     // The first operand: awk's program text, or a script file for the others.

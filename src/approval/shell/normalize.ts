@@ -261,7 +261,10 @@ export function normalizeCommand(
   const emit = (argv: Word[]) => {
     const c: NormalizedCommand = {
       argv: argv.map((w) => w.value),
-      dynamic: argv.map((w) => w.dynamic),
+      // A glob given to git may match a file named like an option (`: > --hard; git reset --h*`).
+      dynamic: argv.map((w, i) =>
+        w.dynamic || (i > 0 && w.glob === true && argv[0].value === "git")
+      ),
       splits: argv.map((w) => w.splits === true),
       env: current.env,
     };
@@ -421,8 +424,9 @@ export function normalizeCommand(
       }
       case "trap": {
         // `trap 'cmd' EXIT` runs cmd later; `trap -p`, `trap -l`, `trap - INT` run nothing.
-        const first = args[0];
-        if (first !== undefined && !/^-/.test(first.value) && args.length > 1) {
+        const own = args[0]?.value === "--" ? args.slice(1) : args;
+        const first = own[0];
+        if (first !== undefined && !/^-/.test(first.value) && own.length > 1) {
           addScript(first, argv, "trap");
         }
         emit(argv);
@@ -588,13 +592,21 @@ export function normalizeCommand(
         continue;
     }
     if (SHELLS.has(program)) {
+      // `BASH_ENV=x bash -c true`: the variables it is started with matter as much as its script.
+      if (current.env.length > 0) emit(argv);
       shell(program, argv, feed, addScript, emit, unanalyzable, out);
       continue;
     }
     if (isInterpreter(program)) {
       const parsed = codeArgs(program, args);
       if (parsed.dynamicCode) unanalyzable(`${program} runs inline code built at run time`);
-      for (const code of parsed.code) {
+      // Inline code, and any other word that reads as code (`python -m timeit 'os.system(…)'`).
+      for (
+        const code of [
+          ...parsed.code,
+          ...args.map((a) => a.value).filter((v) => /[(;'"`]/.test(v)),
+        ]
+      ) {
         const why = unsafeCode(program, code);
         if (why !== undefined) unanalyzable(why);
       }
@@ -624,7 +636,16 @@ export function normalizeCommand(
       continue;
     }
     emit(argv);
-    if (!INERT.has(program) && !NO_TAILS.has(program)) guessTails(args, then);
+    if (!INERT.has(program) && !NO_TAILS.has(program)) {
+      guessTails(args, then);
+      // `tmux new-session -d 'git reset --hard'`: a word that reads as a command line.
+      for (const a of args) {
+        const first = /^\s*([^\s;|&]+)\s/.exec(a.value)?.[1];
+        if (first !== undefined && isRelevant(canonicalProgram(basename(first)))) {
+          addScript(a, argv, `${program} argument`);
+        }
+      }
+    }
   }
   if (queue.length > 0) unanalyzable("too many nested launchers");
   return out;

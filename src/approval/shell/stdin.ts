@@ -18,8 +18,11 @@ export function literalOutputs(node: Node): Word | undefined {
   }
   const raw = args.map((w) => w.value).join(" ");
   let variants: string[];
-  if (name === "echo") variants = [raw, decodeAnsiC(raw)];
-  else {
+  // bash's echo prints `\x72` as it is; `echo -e`, xpg_echo and dash's echo decode it, and
+  // read `\0NNN` as octal.
+  if (name === "echo") {
+    variants = [raw, decodeAnsiC(raw), decodeAnsiC(raw.replace(/\\0([0-7]{1,3})/g, "\\$1"))];
+  } else {
     const formatted = printf(args.map((w) => w.value));
     variants = formatted === undefined ? [decodeAnsiC(raw)] : [formatted];
   }

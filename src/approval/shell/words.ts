@@ -67,7 +67,10 @@ function dynamicPart(
   w.literalTail = "";
   if (substituted) w.substituted = true;
   if (name !== undefined) w.vars.push(name);
-  if (quotedDepth === 0) w.splits = true;
+  // `"$@"` and `"${a[@]}"` are several words even quoted.
+  if (quotedDepth === 0 || /^\$[@*]$|^\$\{(#?[@*]|[^}]*\[[@*]\][^}]*|![^}]*)\}$/.test(text)) {
+    w.splits = true;
+  }
   (w.parts ??= []).push({
     text,
     dynamic: true,
