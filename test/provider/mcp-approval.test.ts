@@ -135,13 +135,13 @@ describe("MCP tool approvals with the real codex", () => {
     expect(JSON.stringify(result)).not.toContain("echo: ran-marker");
   });
 
-  test("a tool name in _meta that no running call has is not believed: declined unasked", async () => {
+  test("a tool name in _meta other than the running call's is not believed: the item's is judged", async () => {
     const { approval, result } = await callTool((params) => ({
       ...params,
       _meta: { ...(params._meta as object), tool_name: "harmless" },
     }));
-    expect(requests).toEqual([]); // the server-wide allow was never consulted
-    expect(approval).toMatchObject({ decision: "deny", ruleId: "mcp-unknown-tool" });
+    expect(requests).toEqual([expect.objectContaining({ tool: "echo_marker" })]);
+    expect(approval).toMatchObject({ decision: "deny", ruleId: "no-echo-marker" });
     expect(JSON.stringify(result)).not.toContain("echo: ran-marker");
   });
 

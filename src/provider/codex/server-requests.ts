@@ -201,10 +201,11 @@ export function planServerRequest(
 
 /**
  * The MCP tool call an approval elicitation is about: the running `mcpToolCall` item of the same
- * server (and turn, when codex names it). The tool name in `_meta` only chooses between several
- * running calls and must agree with the item; it is never trusted alone. Without exactly one
- * such call the tool is unknown and the request is declined: a per-tool rule cannot be judged,
- * and a server-wide allow must not stand in for it.
+ * server (and turn, when codex names it). The item is the authority: the tool name in `_meta`
+ * (sent by codex 0.169, not by 0.166) only chooses among running calls of different tools and is
+ * never trusted alone. Without such a call, or with several and no name that picks one, the tool
+ * is unknown and the request is declined: a per-tool rule cannot be judged, and a server-wide
+ * allow must not stand in for it.
  */
 function mcpToolCallOf(
   context: ServerRequestContext,
@@ -214,22 +215,17 @@ function mcpToolCallOf(
 ): McpToolCallInfo | { why: string } {
   const running = [...(context.mcpToolCalls?.values() ?? [])]
     .filter((c) => c.server === server && (!turnId || c.turnId === turnId));
-  const named = metaTool === undefined ? running : running.filter((c) => c.tool === metaTool);
-  const tools = new Set(named.map((c) => c.tool));
-  if (tools.size === 1) return named[0]!;
-  const tool = metaTool === undefined ? "" : ` ${JSON.stringify(metaTool)}`;
-  if (running.length === 0) {
+  const tools = new Set(running.map((c) => c.tool));
+  if (tools.size === 1) return running[0]!;
+  if (tools.size === 0) {
     return { why: `MCP tool approval for server ${server}: no call of its tools is running` };
   }
-  if (tools.size === 0) {
-    return {
-      why: `MCP tool approval for server ${server}: tool${tool} is not the running call's (` +
-        [...new Set(running.map((c) => c.tool))].join(", ") + ")",
-    };
-  }
+  const named = running.find((c) => c.tool === metaTool);
+  if (named) return named;
   return {
     why: `MCP tool approval for server ${server}: several of its tools run (` +
-      [...tools].join(", ") + "); the request does not say which",
+      [...tools].join(", ") +
+      `); the request names ${metaTool === undefined ? "none" : JSON.stringify(metaTool)}`,
   };
 }
 
