@@ -72,12 +72,14 @@ for a in "$@"; do
   fi
   [[ $a == *[rR]* ]] && rec=1
 done
-declare -A seen parents; danger=0
+declare -A seen parents sys; danger=0
 top() { [[ $1 == / || $1 == "$HOMEDIR" || $1 =~ ^/[^/]+$ ]]; }
 for o in "\${ops[@]}"; do
   for p in "$(realpath -ms -- "$o")" "$(realpath -m -- "$o")"; do
     d=\${p%/*}; seen[$p]=1; parents[\${d:-/}]=1
     (( rec )) && top "$p" && { log "RM-ROOT $p"; danger=1; }
+    (( rec )) && [[ -d $p && -z \${sys[$p]} && $p =~ ^/(usr|var|etc|opt|boot|srv|lib|lib64)/[^/]+$ ]] &&
+      { log "RM-SYSTEM $p"; sys[$p]=1; }
   done
 done
 (( danger )) && exit 0
@@ -107,6 +109,8 @@ for a in "$@"; do
   if [[ $a == -- ]]; then dd=1; continue; fi
   [[ $a == --reference=* ]] && ref=1
   if [[ $a == --* ]]; then [[ $a == --rec* ]] && rec=1; continue; fi
+  # chmod takes -w,+x and the like for a mode, not for options
+  if [[ $NAME == chmod && ! $a =~ ^-[RcfvhHLP]+$ ]]; then ops+=("$a"); continue; fi
   [[ $a == *R* ]] && rec=1
 done
 (( ref )) || ops=("\${ops[@]:1}")
@@ -142,6 +146,14 @@ while (( i < \${#args[@]} )); do
   case $a in
     *://*) url=$a ;;
     --output|--output-document|--out) i=$((i + 1)); out=\${args[i]} ;;
+    -K|--config)
+      i=$((i + 1))
+      ure='^[[:space:]]*url[[:space:]]*=[[:space:]]*"?([^"]*)'
+      ore='^[[:space:]]*output[[:space:]]*=[[:space:]]*"?([^"]*)'
+      while IFS= read -r line; do
+        [[ $line =~ $ure ]] && url=\${BASH_REMATCH[1]}
+        [[ $line =~ $ore ]] && out=\${BASH_REMATCH[1]}
+      done < "\${args[i]}" ;;
     --output=*|--output-document=*|--out=*) out=\${a#*=} ;;
     --remote-name) out=@name ;;
     --*) ;;
@@ -169,6 +181,13 @@ case $base in
   *) payload="echo PAYLOAD-RAN >> \${LOG@Q}" ;;
 esac
 [[ $out == @name ]] && out=$base
+if [[ $base == *.tar.gz || $base == *.tgz ]]; then
+  # A tarball holding install.sh, the shell payload.
+  t=$(mktemp -d -p "\${LOG%/*}"); printf '#!/bin/sh\\necho PAYLOAD-RAN >> %q\\n' "$LOG" > "$t/install.sh"
+  chmod +x "$t/install.sh"
+  if [[ $out == - ]]; then tar -czf - -C "$t" install.sh; else tar -czf "$out" -C "$t" install.sh; fi
+  exit 0
+fi
 if [[ $out == - ]]; then printf '%s\\n' "$payload"; else printf '%s\\n' "$payload" > "$out"; fi
 exit 0
 `;
@@ -314,6 +333,9 @@ function check(proof: CorpusProof, s: string, log: string): boolean {
   switch (proof.harm) {
     case "rm-root":
       harmed = /^RM-ROOT /m.test(log);
+      break;
+    case "rm-system":
+      harmed = /^RM-(ROOT|SYSTEM) /m.test(log);
       break;
     case "privilege":
       harmed = /^PRIV /m.test(log);

@@ -18,6 +18,7 @@ import { z } from "zod";
 export const CorpusProof = z.object({
   harm: z.enum([
     "rm-root",
+    "rm-system",
     "privilege",
     "chmod-outside",
     "git-push-force",
