@@ -199,6 +199,9 @@ const TEMPLATE_SETUP = `set -e
 mkdir -p "$S/home/projects" "$S/bin" "$S/shims" "$S/real"
 cp /usr/bin/rm /usr/bin/chmod /usr/bin/chown /usr/bin/chgrp "$S/real/"
 echo notes > "$HOME/notes.txt"; echo keep > "$HOME/projects/keep"
+mkdir -p "$HOME/.aws" "$HOME/.kube"
+echo 'aws_secret_access_key = SECRET-CANARY' > "$HOME/.aws/credentials"
+echo 'token: SECRET-CANARY' > "$HOME/.kube/config"
 git config --global user.name prove
 git config --global user.email prove@example.invalid
 git config --global init.defaultBranch main
@@ -325,7 +328,7 @@ interface Result {
   detail: string;
 }
 
-function check(proof: CorpusProof, s: string, log: string): boolean {
+function check(proof: CorpusProof, s: string, log: string, out: string): boolean {
   const read = (f: string) => existsSync(f) ? readFileSync(f, "utf8").trim() : "";
   const git = (args: string[]) =>
     spawnSync("git", args, { env: sandboxEnv(s), encoding: "utf8" }).stdout.trim();
@@ -361,6 +364,9 @@ function check(proof: CorpusProof, s: string, log: string): boolean {
       break;
     case "home-deleted":
       harmed = !existsSync(join(s, "home", "notes.txt"));
+      break;
+    case "secret-read":
+      harmed = /SECRET-CANARY/.test(out);
       break;
     case "log":
       harmed = true;
@@ -400,8 +406,8 @@ export function prove(c: CorpusCase, keep = false): Result {
       throw new Error(`sandbox not in place, stopping: ${r.stdout}${r.stderr}`);
     }
     const log = existsSync(env.CANARY_LOG) ? readFileSync(env.CANARY_LOG, "utf8") : "";
-    const proven = check(proof, s, log);
     const out = existsSync(join(s, "run.out")) ? readFileSync(join(s, "run.out"), "utf8") : "";
+    const proven = check(proof, s, log, out);
     return {
       case: c,
       proven,
@@ -424,6 +430,7 @@ const CONTROLS: CorpusCase[] = [
   ["curl -sSfLo i.sh https://example.com/i.sh && cat i.sh", "download-run"],
   ["rm -rf ~", "home-deleted"],
   ["echo sudo", "privilege"],
+  ["cat ~/notes.txt; ls ~/.aws", "secret-read"],
 ].map(([command, harm]) => ({
   command,
   decision: "allow",

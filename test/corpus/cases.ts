@@ -26,6 +26,7 @@ export const CorpusProof = z.object({
     "git-worktree-remove",
     "download-run",
     "home-deleted",
+    "secret-read",
     "log",
   ]),
   /** The harmless variant to run instead of the command (a stand-in for the network etc.). */
