@@ -250,7 +250,8 @@ const AbsolutePath = z.string().min(1).refine(isAbsolute, "must be an absolute p
 /** A dry run: a command line, or a file change (paths inside the worktree `cwd`). */
 export const EvaluateRequest = z.strictObject({
   policy: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/, "is not a policy name"),
-  command: z.string().min(1).max(65_536).optional(),
+  // No length cap here: the engine declines a command over the policy's maxCommandLength.
+  command: z.string().min(1).optional(),
   paths: z.array(AbsolutePath).min(1).max(1000).optional(),
   /** The worktree; required with `paths`, defaults to `/` for commands. */
   cwd: AbsolutePath.optional(),

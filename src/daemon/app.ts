@@ -28,6 +28,8 @@ import type { SessionService } from "./service.ts";
 import { type KeepAliveTimers, sseResponse } from "./sse.ts";
 
 export const MAX_BODY_BYTES = 1024 * 1024;
+/** `POST /v1/policies/evaluate` takes commands of a few MiB, to decline them like codex's. */
+export const MAX_EVALUATE_BODY_BYTES = 8 * 1024 * 1024;
 
 export interface CreateAppOptions {
   service: SessionService;
@@ -398,13 +400,19 @@ export function createApp(options: CreateAppOptions): CodexdApp {
     }),
   );
 
+  const limitBody = (maxSize: number) =>
+    bodyLimit({
+      maxSize,
+      onError: (c) =>
+        errorResponse(c, 413, "body_too_large", `Request body is over ${maxSize} bytes`),
+    });
+  const defaultLimit = limitBody(MAX_BODY_BYTES);
+  // A dry run of an oversized command gets a decision (declined, unanalysable), not a 413.
+  const evaluateLimit = limitBody(MAX_EVALUATE_BODY_BYTES);
   app.use(
     "*",
-    bodyLimit({
-      maxSize: MAX_BODY_BYTES,
-      onError: (c) =>
-        errorResponse(c, 413, "body_too_large", `Request body is over ${MAX_BODY_BYTES} bytes`),
-    }),
+    (c, next) =>
+      c.req.path === "/v1/policies/evaluate" ? evaluateLimit(c, next) : defaultLimit(c, next),
   );
 
   // Any JSON body is scanned for its depth before a parser or validator recurses into it.
