@@ -82,7 +82,7 @@ function analyzeScript(script: string, ctx: Ctx, state: State): void {
   try {
     const root = tree.rootNode;
     if (root.hasError) state.unanalyzable ??= parseErrorReason(root);
-    collectAssigned(root, state, false);
+    if (/=|\b(for|select)\b/.test(script)) collectAssigned(root, state);
     walk(root, ctx, state);
   } finally {
     state.known = outerKnown;
@@ -122,38 +122,41 @@ const REPEATING = new Set([
  * Variables the line itself assigns: a script built from them is not a literal. A variable
  * assigned one literal value, once, outside any loop or function, has that value afterwards.
  */
-function collectAssigned(node: Node, state: State, repeating: boolean): void {
-  if (node.type === "variable_assignment" || node.type === "for_statement") {
+function collectAssigned(root: Node, state: State): void {
+  // One query into the tree instead of a walk over every node: the walk marshals each node.
+  for (const node of root.descendantsOfType(["variable_assignment", "for_statement"])) {
+    if (node === null) continue;
     const nameNode = node.childForFieldName(
       node.type === "for_statement" ? "variable" : "name",
     );
-    if (nameNode !== null) {
-      const name = nameNode.text.replace(/\[.*$/, "");
-      state.assigned.add(name);
-      const valueNode = node.type === "variable_assignment"
-        ? node.childForFieldName("value")
-        : null;
-      const value = valueNode === null
-        ? (node.type === "variable_assignment" && !/\[/.test(nameNode.text) ? "" : undefined)
-        : wordOf(valueNode);
-      const literal = typeof value === "string"
-        ? value
-        : value !== undefined && !value.dynamic && !value.glob
-        ? value.value
-        : undefined;
-      const appends = node.text.slice(nameNode.text.length).startsWith("+=");
-      if (
-        state.known.has(name) || repeating || literal === undefined || appends ||
-        nameNode.text.includes("[")
-      ) {
-        state.known.set(name, null);
-      } else {
-        state.known.set(name, { value: literal, at: node.startIndex });
-      }
+    if (nameNode === null) continue;
+    const name = nameNode.text.replace(/\[.*$/, "");
+    state.assigned.add(name);
+    const valueNode = node.type === "variable_assignment" ? node.childForFieldName("value") : null;
+    const value = valueNode === null
+      ? (node.type === "variable_assignment" && !/\[/.test(nameNode.text) ? "" : undefined)
+      : wordOf(valueNode);
+    const literal = typeof value === "string"
+      ? value
+      : value !== undefined && !value.dynamic && !value.glob
+      ? value.value
+      : undefined;
+    const appends = node.text.slice(nameNode.text.length).startsWith("+=");
+    if (
+      state.known.has(name) || literal === undefined || appends || nameNode.text.includes("[") ||
+      insideRepeating(node)
+    ) {
+      state.known.set(name, null);
+    } else {
+      state.known.set(name, { value: literal, at: node.startIndex });
     }
   }
-  const inner = repeating || REPEATING.has(node.type);
-  for (const child of node.namedChildren) if (child !== null) collectAssigned(child, state, inner);
+}
+
+/** Inside a loop or a function body, an assignment may run again after a later use. */
+function insideRepeating(node: Node): boolean {
+  for (let p = node.parent; p !== null; p = p.parent) if (REPEATING.has(p.type)) return true;
+  return false;
 }
 
 /** The variables known at `at` in the current script. */
@@ -347,7 +350,7 @@ function commandNode(node: Node, ctx: Ctx, state: State): void {
   let feeds: string[] = [];
   let stdin = ctx.stdin;
   let stdinText = ctx.stdinText;
-  const known = knownAt(state, node.startIndex);
+  let known: Map<string, string> | undefined;
   for (let i = 0; i < node.childCount; i++) {
     const child = node.child(i);
     if (child === null) continue;
@@ -356,7 +359,9 @@ function commandNode(node: Node, ctx: Ctx, state: State): void {
       const from = state.commands.length;
       walkSubstitutions(child, subCtx, state);
       feeds = [...feeds, ...programsSince(state, from)];
-      words.push(...expandWord(wordOf(child), known));
+      const word = wordOf(child);
+      if (!word.dynamic && word.braces === undefined) words.push(word);
+      else words.push(...expandWord(word, known ??= knownAt(state, node.startIndex)));
     } else if (child.type.endsWith("_redirect")) {
       feeds = [...feeds, ...redirectFeeds(child, ctx, state)];
       const target = outputTarget(child);
