@@ -2,7 +2,13 @@ import { expect, test } from "bun:test";
 import { readlink } from "node:fs/promises";
 import { startScriptedModel, step } from "../src/devtools/scripted-model.ts";
 import { isUnderTempDir } from "../src/provider/codex/codex-home.ts";
-import { asRecord, LineClient, makeTempWorktree, startCodex } from "./support/codex-harness.ts";
+import {
+  asRecord,
+  codexUnderTest,
+  LineClient,
+  makeTempWorktree,
+  startCodex,
+} from "./support/codex-harness.ts";
 
 const SCRIPT = {
   rules: [
@@ -36,7 +42,7 @@ test("handshake answers userAgent and the fresh codexHome; the pid is the native
   await using codex = await startCodex({ model });
   const client = new LineClient(codex);
   const result = asRecord(await client.initialize());
-  expect(result.userAgent).toContain("0.169.0");
+  expect(result.userAgent).toContain((await codexUnderTest()).version);
   expect(result.codexHome).toBe(codex.codexHome);
   expect(isUnderTempDir(codex.codexHome)).toBe(false);
   // The pid we hold is the native binary, not node running the npm wrapper.

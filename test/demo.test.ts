@@ -8,7 +8,7 @@ test("codexd demo edits a file, runs a command, has a force-push denied, and exi
   const result = spawnSync(process.execPath, [path.join(REPO_ROOT, "src/main.ts"), "demo"], {
     cwd: REPO_ROOT,
     encoding: "utf8",
-    env: { ...process.env, CODEX_BIN: "" },
+    env: process.env,
   });
   expect(result.stderr).not.toContain('"level":"error"');
   expect(result.status).toBe(0);

@@ -16,7 +16,7 @@ let documents: SchemaDocuments;
 
 beforeAll(async () => {
   schemaDir = await mkdtemp(path.join(tmpdir(), "codexd-schema-"));
-  const codex = await resolveCodexBinary({ env: {}, searchFrom: [import.meta.dir] });
+  const codex = await resolveCodexBinary({ searchFrom: [import.meta.dir] });
   await generateSchema(codex.path, schemaDir);
   documents = await loadSchemaDir(schemaDir);
 });
@@ -106,6 +106,33 @@ describe("protocol drift against the pinned codex", () => {
       'server request item/fileChange/requestApproval params: field "threadId[]": "threadId" is not an array',
       'server request item/fileChange/requestApproval result: field "decision": value "approve" is not allowed',
     ]);
+  });
+
+  test("a value codexd accepts but this codex does not send is a note, not a problem", async () => {
+    const usage: ProtocolUsage = {
+      ...PROTOCOL_USAGE,
+      serverRequests: [{
+        method: "item/commandExecution/requestApproval",
+        params: [{ path: "kind", values: ["command"], accepts: ["typedByAGhost"] }],
+        result: [],
+      }],
+    };
+    const report = await checkProtocolDrift(documents, usage);
+    expect(report.problems).toEqual([]);
+    expect(report.ok).toBe(true);
+    expect(report.notes).toEqual([
+      'server request item/commandExecution/requestApproval params: field "kind": value "typedByAGhost" is accepted, not used',
+    ]);
+    // The same value in `values` (codexd depends on it) is a problem.
+    const needed = await checkProtocolDrift(documents, {
+      ...usage,
+      serverRequests: [{
+        ...usage.serverRequests[0],
+        params: [{ path: "kind", values: ["typedByAGhost"] }],
+      }],
+    });
+    expect(needed.ok).toBe(false);
+    expect(needed.notes).toEqual([]);
   });
 
   test("a result type named explicitly must exist", async () => {

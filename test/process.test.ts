@@ -8,6 +8,7 @@ import { resolveCodexBinary } from "../src/provider/codex/binary.ts";
 import { JsonRpcConnection } from "../src/provider/codex/jsonrpc.ts";
 import { CodexProcess, parseVersion } from "../src/provider/codex/process.ts";
 import { StderrRing, stripAnsi } from "../src/provider/codex/stderr-ring.ts";
+import { codexUnderTest } from "./support/codex-harness.ts";
 
 const REPO = path.resolve(import.meta.dir, "..");
 const NATIVE_CODEX = path.join(
@@ -113,7 +114,7 @@ async function startFailure(
   throw new Error("start succeeded but should have failed");
 }
 
-describe("CodexProcess against the real codex 0.169.0", () => {
+describe("CodexProcess against the real codex (the pinned one or $CODEX_BIN)", () => {
   test("start: live pid in its own group, version, validated handshake, private CODEX_HOME", async () => {
     const codexHome = path.join(realHomes, "start");
     const stderr: string[] = [];
@@ -124,11 +125,12 @@ describe("CodexProcess against the real codex 0.169.0", () => {
     });
     expect(alive(codex.pid)).toBe(true);
     process.kill(-codex.pid, 0); // the group exists: codex leads it
-    expect(codex.version).toBe("0.169.0");
+    const under = await codexUnderTest();
+    expect(codex.version).toBe(under.version);
     expect(codex.initializeResult.codexHome).toBe(codexHome);
-    expect(codex.initializeResult.userAgent).toStartWith("codexd/0.169.0");
-    expect(codex.binary.source).toBe("node_modules");
-    expect(codex.binary.path).toBe(NATIVE_CODEX);
+    expect(codex.initializeResult.userAgent).toStartWith(`codexd/${under.version}`);
+    expect(codex.binary.source).toBe(process.env.CODEX_BIN ? "env" : "node_modules");
+    expect(codex.binary.path).toBe(process.env.CODEX_BIN ? under.path : NATIVE_CODEX);
     expect((await stat(codexHome)).mode & 0o777).toBe(0o700);
     expect(stderr.every((line) => !line.includes("\u001b["))).toBe(true);
     // The default connection is live after the handshake (codex took `initialized`).

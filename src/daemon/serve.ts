@@ -321,10 +321,12 @@ async function checkDrift(config: ResolvedConfig): Promise<string[]> {
     await generateSchema(binary.path, dir);
     const drift = await checkProtocolDrift(dir);
     if (!drift.ok) log("warn", "codex protocol drift", { problems: drift.problems });
+    if (drift.notes.length > 0) log("info", "codex protocol notes", { notes: drift.notes });
     return drift.problems.map((p) => `protocol drift: ${p}`);
   } catch (error) {
+    // An unchecked codex is not a healthy one: health says degraded and why.
     log("warn", "could not check protocol drift", { error: errorMessage(error) });
-    return [];
+    return [`protocol drift: cannot check: ${errorMessage(error)}`];
   } finally {
     await rm(dir, { recursive: true, force: true });
   }

@@ -11,7 +11,12 @@ import { type ScriptedModel, startScriptedModel, step } from "../../src/devtools
 import type { StoredEvent } from "../../src/daemon/api-schemas.ts";
 import { isAlive } from "../../src/daemon/pid-ledger.ts";
 import { resolveCodexBinary } from "../../src/provider/codex/binary.ts";
-import { makeTempWorktree, REPO_ROOT, type TempWorktree } from "../support/codex-harness.ts";
+import {
+  codexUnderTest,
+  makeTempWorktree,
+  REPO_ROOT,
+  type TempWorktree,
+} from "../support/codex-harness.ts";
 import { makeStateDir, startDaemonProcess } from "../support/daemon-process.ts";
 import { eventually } from "../support/eventually.ts";
 import { untilTerminal } from "../support/session-events.ts";
@@ -37,7 +42,7 @@ describe("codexd over HTTP", () => {
   test("spawn, stream to the result, follow up, replay from Last-Event-ID", async () => {
     await using daemon = await startDaemonProcess({ model });
     const health = await daemon.client.health();
-    expect(health.codex.version).toBe("0.169.0");
+    expect(health.codex.version).toBe((await codexUnderTest()).version);
     expect(isAlive(health.codex.pid!)).toBe(true);
 
     const spawned = await daemon.client.spawn({ prompt: "GREET me", cwd: worktree.path });

@@ -42,7 +42,7 @@ beforeAll(async () => {
     rules: [{ marker: "HELLO", rounds: [[step.message("hi")]] }],
   });
   worktree = await makeTempWorktree();
-  codexBin = (await resolveCodexBinary({ env: {}, searchFrom: [REPO_ROOT] })).path;
+  codexBin = (await resolveCodexBinary({ searchFrom: [REPO_ROOT] })).path;
   schemaDir = await mkdtemp(path.join(tmpdir(), "codexd-schema-"));
   await generateSchema(codexBin, schemaDir);
   documents = await loadSchemaDir(schemaDir);

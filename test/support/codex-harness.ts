@@ -66,6 +66,16 @@ export interface CodexUnderTest extends AsyncDisposable {
   close(): Promise<void>;
 }
 
+/**
+ * The codex the real-codex tests run: `$CODEX_BIN` when set (`npm run test:codex -- <version>`
+ * sets it), else the pinned one from node_modules; its version as `codex --version` reports it.
+ */
+export async function codexUnderTest(): Promise<{ path: string; version: string }> {
+  const binary = (await resolveCodexBinary({ searchFrom: [REPO_ROOT] })).path;
+  const { stdout } = await promisify(execFile)(binary, ["--version"]);
+  return { path: binary, version: /\d+\.\d+\.\d+\S*/.exec(stdout)?.[0] ?? stdout.trim() };
+}
+
 /** A fresh folder for CODEX_HOME outside the temp folder (see codex-home.ts). The caller removes it. */
 export async function makeCodexHome(): Promise<string> {
   await mkdir(TEST_HOMES, { recursive: true });

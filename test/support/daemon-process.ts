@@ -71,7 +71,7 @@ export async function startDaemonProcess(options: {
   cwd?: string;
   extraArgs?: string[];
   config?: Record<string, unknown>;
-  /** Added to the daemon's environment (CODEX_BIN is cleared unless given here). */
+  /** Added to the daemon's environment (which keeps the tests' CODEX_BIN: the codex under test). */
   env?: Record<string, string>;
 }): Promise<DaemonProcess> {
   const stateDir = options.stateDir ?? makeStateDir();
@@ -107,7 +107,7 @@ export async function startDaemonProcess(options: {
     {
       cwd: options.cwd ?? REPO_ROOT,
       stdio: ["ignore", "pipe", "pipe"],
-      env: { ...process.env, CODEX_BIN: "", ...options.env },
+      env: { ...process.env, ...options.env },
     },
   );
   let stderr = "";

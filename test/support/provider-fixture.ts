@@ -38,6 +38,7 @@ export async function startTestProvider(options: {
     // The user's own shell profile and git config stay out of the tests.
     inheritedEnv: { PATH: process.env.PATH, LANG: "C.UTF-8", HOME: userHome },
     searchFrom: [REPO_ROOT],
+    binary: process.env.CODEX_BIN || undefined,
   });
   const provider = new CodexProvider({
     child,

@@ -27,7 +27,7 @@ export interface CodexSchema {
 export async function loadCodexSchema(): Promise<CodexSchema> {
   const dir = await mkdtemp(path.join(tmpdir(), "codexd-schema-"));
   try {
-    const codex = await resolveCodexBinary({ env: {}, searchFrom: [import.meta.dir] });
+    const codex = await resolveCodexBinary({ searchFrom: [import.meta.dir] });
     await generateSchema(codex.path, dir);
     const read = async (file: string) =>
       JSON.parse(await readFile(path.join(dir, file), "utf8")) as MethodFile;

@@ -26,8 +26,11 @@ import {
 export type SchemaDocuments = Readonly<Record<string, unknown>>;
 
 export interface DriftReport {
+  /** No problems (notes do not count). */
   ok: boolean;
   problems: string[];
+  /** What codexd accepts but this codex does not use (`FieldUse.accepts`): not problems. */
+  notes: string[];
 }
 
 /** The file generateSchema writes the installed codex's feature flags to (beside the schema). */
@@ -143,8 +146,9 @@ export async function checkProtocolDrift(
   usage: ProtocolUsage = PROTOCOL_USAGE,
 ): Promise<DriftReport> {
   const documents = typeof schema === "string" ? await loadSchemaDir(schema) : schema;
-  const problems = new DriftChecker(documents).check(usage);
-  return { ok: problems.length === 0, problems };
+  const notes: string[] = [];
+  const problems = new DriftChecker(documents).check(usage, notes);
+  return { ok: problems.length === 0, problems, notes };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -199,6 +203,7 @@ const METHOD_GROUPS = {
 class DriftChecker {
   readonly #documents: SchemaDocuments;
   readonly #types = new Map<string, Located>();
+  #notes: string[] = [];
 
   constructor(documents: SchemaDocuments) {
     this.#documents = documents;
@@ -209,8 +214,9 @@ class DriftChecker {
     for (const root of Object.values(documents)) this.#indexDefinitions(root, root);
   }
 
-  check(usage: ProtocolUsage): string[] {
+  check(usage: ProtocolUsage, notes: string[]): string[] {
     const problems: string[] = [];
+    this.#notes = notes;
     this.#checkFeatures(usage.features ?? [], problems);
     for (const group of Object.keys(METHOD_GROUPS) as Array<keyof typeof METHOD_GROUPS>) {
       const { file, label } = METHOD_GROUPS[group];
@@ -314,14 +320,14 @@ class DriftChecker {
     for (const field of fields) {
       const use: FieldUse = typeof field === "string" ? { path: field } : field;
       const problem = start
-        ? this.#checkField(start, use)
+        ? this.#checkField(start, use, (note) => this.#notes.push(`${where}: ${note}`))
         : `field "${use.path}" does not exist (there are no params)`;
       if (problem) problems.push(`${where}: ${problem}`);
     }
   }
 
   /** Walks `use.path` from `start`; returns a problem or undefined. */
-  #checkField(start: Located, use: FieldUse): string | undefined {
+  #checkField(start: Located, use: FieldUse, note: (text: string) => void): string | undefined {
     let current: Located[] = [start];
     const segments = use.path.split(".");
     for (const [index, segment] of segments.entries()) {
@@ -356,10 +362,10 @@ class DriftChecker {
         current = items;
       }
     }
-    return use.values ? this.#checkValues(current, use) : undefined;
+    return use.values || use.accepts ? this.#checkValues(current, use, note) : undefined;
   }
 
-  #checkValues(nodes: Located[], use: FieldUse): string | undefined {
+  #checkValues(nodes: Located[], use: FieldUse, note: (text: string) => void): string | undefined {
     const shapes = this.#shapes(nodes);
     if (shapes.some((s) => s.kind === "open" || (s.kind === "string" && !s.values))) {
       return undefined;
@@ -367,6 +373,9 @@ class DriftChecker {
     const allowed = new Set<string>();
     for (const shape of shapes) {
       if (shape.kind === "string") { for (const value of shape.values ?? []) allowed.add(value); }
+    }
+    for (const value of use.accepts ?? []) {
+      if (!allowed.has(value)) note(`field "${use.path}": value "${value}" is accepted, not used`);
     }
     const missing = (use.values ?? []).filter((value) => !allowed.has(value));
     if (missing.length === 0) return undefined;

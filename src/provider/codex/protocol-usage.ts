@@ -10,6 +10,8 @@
  * Paths: `a.b` descends into an object, `a[]` into an array's items (`input[].text`). A path
  * that reaches an open map (an object without declared properties) is accepted from there on.
  * `values` lists the string values we send or switch on; each must be allowed by the schema.
+ * `accepts` lists values codexd reads when codex sends them but does not depend on (one codex
+ * release sends them, another does not): one the schema lacks is a note, not a problem.
  *
  * `features` are the codex feature flags codexd pins in every thread's `config` (plan.ts); the
  * JSON schema does not list them, so the check reads `codex features list` instead.
@@ -19,6 +21,7 @@ import { PINNED_FEATURES } from "./plan.ts";
 export interface FieldUse {
   path: string;
   values?: readonly string[];
+  accepts?: readonly string[];
 }
 
 export type FieldList = readonly (string | FieldUse)[];
@@ -240,7 +243,8 @@ export const PROTOCOL_USAGE: ProtocolUsage = {
       params: [
         ...TURN_SCOPED,
         "itemId",
-        { path: "kind", values: ["command", "humanCommand", "writeStdin"] },
+        // humanCommand: a command the user typed (codex 0.169; 0.166 has no such kind).
+        { path: "kind", values: ["command", "writeStdin"], accepts: ["humanCommand"] },
         "command",
         "cwd",
         "commandActions",
