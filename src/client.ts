@@ -4,7 +4,7 @@
  * async iterator over the server-sent event stream that can reconnect with Last-Event-ID.
  */
 import type { z } from "zod";
-import { CodexdError, errorMessage } from "./errors.ts";
+import { CodexdError, type ErrorCode, errorMessage } from "./errors.ts";
 import * as S from "./daemon/api-schemas.ts";
 import type { SpecInput } from "./provider/spec.ts";
 
@@ -26,7 +26,9 @@ export class CodexdApiError extends CodexdError {
     message: string,
     readonly details?: unknown,
   ) {
-    super(code, message);
+    // The daemon answers only ErrorCode codes (src/daemon/app.ts); another codexd version could
+    // answer one this client does not know, and it still gets here as sent.
+    super(code as ErrorCode, message);
   }
 }
 

@@ -7,10 +7,58 @@
  *   like deno std's: "Cannot spawn session: cwd /x does not exist".
  */
 
-export class CodexdError extends Error {
-  readonly code: string;
+/**
+ * Every string code codexd raises: in a {@link CodexdError}, or in an API error answer
+ * (`{"error":{"code"}}`; src/daemon/app.ts maps each to its HTTP status). Session event codes
+ * (`turn_failed`, `app_server_crashed`, …) are events, not errors: see src/provider/events.ts.
+ */
+export type ErrorCode =
+  // the request: body, schema, policy, routing, edge
+  | "invalid_input"
+  | "malformed_json"
+  | "unsupported_media_type"
+  | "body_too_large"
+  | "unknown_policy"
+  | "shadow_policy"
+  | "unauthorized"
+  | "cross_origin"
+  | "misdirected_request"
+  | "not_found"
+  | "method_not_allowed"
+  | "too_many_requests"
+  | "budget_exceeded"
+  | "http_error"
+  // sessions and approvals
+  | "session_not_found"
+  | "approval_not_found"
+  | "approval_decided"
+  | "no_active_turn"
+  | "wrong_state"
+  // codex and the connection to it
+  | "provider_unavailable"
+  | "service_unavailable"
+  | "connection_closed"
+  | "write_failed"
+  | "request_timeout"
+  | "request_aborted"
+  | "codex_error"
+  // policies and the command analyser
+  | "policy_invalid"
+  | "shell_parser_unavailable"
+  | "shell_parse_failed"
+  // the daemon's own files and start-up
+  | "config_invalid"
+  | "state_dir_busy"
+  | "state_missing"
+  | "store_corrupt"
+  | "internal"
+  // the client (src/client.ts): an answer that does not match its schema
+  | "bad_response";
 
-  constructor(code: string, message: string, options?: { cause?: unknown }) {
+export class CodexdError extends Error {
+  readonly code: ErrorCode;
+
+  constructor(code: ErrorCode, message: string, options?: { cause?: unknown }) {
     super(message, options);
     this.code = code;
     this.name = new.target.name;

@@ -9,7 +9,7 @@ import { bodyLimit } from "hono/body-limit";
 import { HTTPException } from "hono/http-exception";
 import { matchedRoutes } from "hono/route";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
-import { CodexdError, errorMessage, InvalidInput, RpcError } from "../errors.ts";
+import { CodexdError, type ErrorCode, errorMessage, InvalidInput, RpcError } from "../errors.ts";
 import * as S from "./api-schemas.ts";
 import { bearerAuth, isAuthenticated } from "./auth.ts";
 import {
@@ -63,7 +63,7 @@ export type CodexdApp = OpenAPIHono;
 function errorResponse(
   c: Context,
   status: ContentfulStatusCode,
-  code: string,
+  code: ErrorCode,
   message: string,
   details?: unknown,
 ): Response {
@@ -89,22 +89,51 @@ export function issueDetails(error: z.ZodError): S.ErrorDetail[] {
   });
 }
 
-const STATUS_BY_CODE: Record<string, ContentfulStatusCode> = {
+/**
+ * The HTTP status of every error code (a new code does not compile until it is here). 5xx: the
+ * fault is codexd's or codex's, not the request's; the ones raised only at start-up, by the CLI
+ * or by the client are mapped too, so nothing known falls through to `internal`.
+ */
+export const STATUS_BY_CODE = {
   invalid_input: 400,
+  malformed_json: 400,
   unknown_policy: 400,
   shadow_policy: 400,
+  unauthorized: 401,
+  cross_origin: 403,
   session_not_found: 404,
   approval_not_found: 404,
+  not_found: 404,
+  method_not_allowed: 405,
   no_active_turn: 409,
   wrong_state: 409,
   approval_decided: 409,
+  body_too_large: 413,
+  unsupported_media_type: 415,
+  misdirected_request: 421,
   policy_invalid: 422,
+  // the command could not be analysed (the parser gave up on it): judged as not allowed
+  shell_parse_failed: 422,
+  too_many_requests: 429,
+  budget_exceeded: 429,
+  // an HTTPException answers with its own status; this is the fallback
+  http_error: 500,
+  internal: 500,
+  // a row of the state database does not read back: codexd's fault, answered with its code
+  store_corrupt: 500,
+  config_invalid: 500,
+  state_dir_busy: 500,
+  state_missing: 500,
+  codex_error: 502,
+  bad_response: 502,
   service_unavailable: 503,
   provider_unavailable: 503,
   connection_closed: 503,
-  request_timeout: 504,
+  write_failed: 503,
   request_aborted: 503,
-};
+  shell_parser_unavailable: 503,
+  request_timeout: 504,
+} as const satisfies Record<ErrorCode, ContentfulStatusCode>;
 
 /** Over a limit on sessions or streams: 429 with `Retry-After`. */
 class TooManyRequests extends CodexdError {
@@ -463,7 +492,7 @@ export function createApp(options: CreateAppOptions): CodexdApp {
       c.header("Retry-After", String(RETRY_AFTER_SECONDS));
       return errorResponse(c, 429, "too_many_requests", error.message);
     }
-    if (error instanceof CodexdError && STATUS_BY_CODE[error.code] !== undefined) {
+    if (error instanceof CodexdError) {
       const details = error instanceof InvalidInput && error.field
         ? [{ path: error.field, message: error.message }]
         : error.code === "unknown_policy" || error.code === "shadow_policy"

@@ -10,7 +10,7 @@
 import type { ApprovalBridge } from "../approval/bridge.ts";
 import type { PolicyStore } from "../approval/policy-store.ts";
 import { guardSpecOrThrow, type SpecGuardContext } from "../approval/spec-guard.ts";
-import { errorMessage, InvalidInput, ProviderUnavailable, WrongState } from "../errors.ts";
+import { errorMessage, ProviderUnavailable, WrongState } from "../errors.ts";
 import type { CodexHandle } from "../provider/codex/handle.ts";
 import type { SessionEvent } from "../provider/events.ts";
 import { planSpawn } from "../provider/codex/plan.ts";
@@ -438,14 +438,8 @@ export class SessionManager implements SessionService {
     return provider;
   }
 
+  /** @throws UnknownPolicy or ShadowPolicyNotUsable (400, `details` naming `policy`). */
   #checkPolicy(spec: Spec) {
-    if (!this.#o.policies.has(spec.policy)) {
-      const known = this.#o.policies.list().map((p) => p.name).join(", ");
-      throw new InvalidInput(
-        `Cannot spawn session: unknown policy ${spec.policy} (loaded: ${known || "none"})`,
-        "policy",
-      );
-    }
     return this.#o.policies.get(spec.policy);
   }
 

@@ -92,8 +92,11 @@ describe("the daemon in-process", () => {
     const unknownPolicy = await apiError(
       d.client.spawn({ prompt: "x", cwd: worktree.path, policy: "nope" }),
     );
+    // One error for an unknown policy, whichever layer finds it: unknown_policy naming it.
     expect(unknownPolicy.status).toBe(400);
-    expect(unknownPolicy.message).toContain("unknown policy nope");
+    expect(unknownPolicy.code).toBe("unknown_policy");
+    expect(unknownPolicy.message).toStartWith("Unknown policy nope: loaded policies are ");
+    expect(unknownPolicy.details).toEqual([{ path: "policy", message: unknownPolicy.message }]);
     const metrics = await d.client.metrics();
     expect(metrics).toMatch(/codexd_turns_total\{kind="completed"\} 1/);
   });
