@@ -203,6 +203,13 @@ export class CodexdClient {
   async shutdown(): Promise<void> {
     await this.#json(S.ShutdownAccepted, "POST", "/v1/shutdown");
   }
+  /**
+   * Starts a rolling restart: every codex child replaced one at a time, sessions moved between
+   * turns; the config's codex settings (a new `codex.bin`) are read again. Progress is in health.
+   */
+  async restartCodex(): Promise<void> {
+    await this.#json(S.CodexRestartAccepted, "POST", "/v1/codex/restart");
+  }
   async openapi(): Promise<Record<string, unknown>> {
     const response = await this.#request("GET", "/v1/openapi.json");
     return await response.json() as Record<string, unknown>;

@@ -48,7 +48,27 @@ export const Health = z.object({
     /** The child's life-cycle state (`running`, `starting`, `restarting`, `stopped`, ...). */
     state: z.string(),
     restarts: z.number().int().nonnegative().optional(),
+    /** The pool's app-server children (`codex.pool`; src/daemon/pool.ts). */
+    children: z.array(z.object({
+      id: z.number().int(),
+      pid: z.number().int().nullable(),
+      /** `ready`, `draining` (being replaced), `starting`, `degraded`, `stopping`, `stopped`. */
+      state: z.string(),
+      /** Live sessions on this child. */
+      sessions: z.number().int().nonnegative(),
+      rssBytes: z.number().int().nonnegative().nullable(),
+      version: z.string().nullable(),
+      restarts: z.number().int().nonnegative(),
+    })).optional(),
   }),
+  /** What a fleet runner needs to place sessions across hosts. */
+  capacity: z.object({
+    liveSessions: z.number().int().nonnegative(),
+    /** `limits.maxLiveSessions`. */
+    maxLiveSessions: z.number().int().nonnegative(),
+    /** Spawns this daemon takes now: 0 while no codex child is ready or it is stopping. */
+    freeSlots: z.number().int().nonnegative(),
+  }).optional(),
   /** Protocol drift and other reasons for `degraded`. */
   problems: z.array(z.string()).default([]),
   /** The last lines codex wrote to stderr (redacted), when degraded. */
@@ -66,6 +86,11 @@ export const Health = z.object({
   }).optional(),
 }).openapi("Health");
 export type Health = z.input<typeof Health>;
+
+export const CodexRestartAccepted = z.object({
+  /** Every codex child is replaced one at a time; `GET /v1/health` shows the children. */
+  restarting: z.literal(true),
+}).openapi("CodexRestartAccepted");
 
 export const CapabilitiesBody = z.object({
   supportsMessageInjection: z.boolean(),

@@ -53,6 +53,12 @@ export interface CreateAppOptions {
   listen?: () => ListenAddress;
   /** Live sessions and open event streams at once (429 over them); DEFAULT_LIMITS by default. */
   limits?: Partial<HttpLimits>;
+  /** The codex children, for health, and their rolling restart (`POST /v1/codex/restart`). */
+  codex?: {
+    children(): NonNullable<S.Health["codex"]["children"]>;
+    /** Starts replacing every child; throws (a ConfigError) when the config cannot be read. */
+    restart(): Promise<unknown>;
+  };
 }
 
 export type CodexdApp = OpenAPIHono;
@@ -302,6 +308,30 @@ const routes = {
     request: { body: body(S.EvaluateRequest) },
     responses: { 200: json(S.EvaluateResult, "What the policy would decide"), ...bodyErrors },
   }),
+  codexRestart: createRoute({
+    method: "post",
+    path: "/v1/codex/restart",
+    responses: {
+      202: json(
+        S.CodexRestartAccepted,
+        "Rolling restart started: the config's codex settings are read again and every codex " +
+          "child is replaced, one at a time, its sessions moved between turns (no turn fails)",
+      ),
+      ...errors,
+    },
+  }),
+  fleets: createRoute({
+    method: "get",
+    path: "/v1/fleets",
+    responses: {
+      200: json(
+        S.FleetList,
+        "Each fleet: policy version, live sessions, token caps and spend over the last hour " +
+          "and the last 24 hours (rolling windows)",
+      ),
+      ...errors,
+    },
+  }),
   shutdown: createRoute({
     method: "post",
     path: "/v1/shutdown",
@@ -533,7 +563,34 @@ export function createApp(options: CreateAppOptions): CodexdApp {
 
   app.openapi(routes.health, async (c) => {
     const health = S.Health.parse(await service.health());
-    return c.json(isAuthenticated(c) ? health : { status: health.status }, 200);
+    if (!isAuthenticated(c)) return c.json({ status: health.status }, 200);
+    const live = health.sessions?.live ?? 0;
+    const max = limits.maxLiveSessions;
+    const taking = health.status === "ok" || health.status === "degraded";
+    return c.json({
+      ...health,
+      codex: {
+        ...health.codex,
+        ...(options.codex && { children: options.codex.children() }),
+      },
+      capacity: {
+        liveSessions: live,
+        maxLiveSessions: max,
+        freeSlots: taking && health.codex.pid !== null ? Math.max(0, max - live) : 0,
+      },
+    }, 200);
+  });
+
+  app.openapi(routes.codexRestart, (c) => {
+    if (!options.codex) {
+      throw new CodexdError("service_unavailable", "This daemon has no codex pool to restart");
+    }
+    try {
+      void options.codex.restart().catch((error) => logError("rolling restart failed", error));
+    } catch (error) {
+      throw new InvalidInput(`Cannot restart codex: ${errorMessage(error)}`, "config");
+    }
+    return c.json({ restarting: true as const }, 202);
   });
 
   app.openapi(routes.capabilities, (c) => c.json(service.capabilities(), 200));
