@@ -44,12 +44,13 @@ import {
   type SessionService,
 } from "./service.ts";
 import type { SessionRow, Store } from "./store.ts";
-import type { CodexSupervisor } from "./supervisor.ts";
+import type { CodexFleet } from "./supervisor.ts";
 
 export interface SessionManagerOptions {
   store: Store;
   journal: Journal;
-  supervisor: CodexSupervisor;
+  /** The codex child or pool of children (serve.ts passes a CodexPool). */
+  supervisor: CodexFleet;
   policies: PolicyStore;
   bridge: ApprovalBridge;
   /** What a spec's cwd must keep away from (state dir, codex home) and stay inside. */

@@ -50,6 +50,8 @@ export interface HandleOptions {
   /** Called once when the handle closes, so the provider can unsubscribe it. */
   onClose?: (handle: CodexHandle) => void;
   now?: () => Date;
+  /** Called when a turn ended and no queued turn follows: the session is idle (pool moves). */
+  onIdle?: (handle: CodexHandle) => void;
   /** Schedules turn deadlines; injectable so tests need not wait on the wall clock. */
   setTimer?: (fn: () => void, ms: number) => { cancel(): void };
   /** Bound on the best-effort `turn/interrupt` / `thread/unsubscribe` sent while stopping. */
@@ -74,7 +76,11 @@ export class CodexHandle implements Handle {
   readonly sessionId: string;
   #threadId: string;
   readonly #spec: Spec;
-  readonly #rpc: ThreadRpc;
+  #rpc: ThreadRpc;
+  #onClose: ((handle: CodexHandle) => void) | undefined;
+  #onIdle: ((handle: CodexHandle) => void) | undefined;
+  /** Set while the pool moves the thread to another child: turns wait in the queue. */
+  #moving = false;
   readonly #approver: Approver;
   readonly #options: HandleOptions;
   readonly #stream = new EventStream<SessionEvent>();
@@ -97,6 +103,8 @@ export class CodexHandle implements Handle {
     this.#spec = options.spec;
     this.#rpc = options.rpc;
     this.#approver = options.approver;
+    this.#onClose = options.onClose;
+    this.#onIdle = options.onIdle;
     this.#options = options;
   }
 
@@ -113,6 +121,53 @@ export class CodexHandle implements Handle {
   }
 
   /** The running turn's id, if one runs and codex told us its id. */
+  /** The session's spec (what a resume on another child re-applies). */
+  get spec(): Spec {
+    return this.#spec;
+  }
+
+  /** No turn runs or waits, no move is under way, and the session is not stopping. */
+  get idle(): boolean {
+    return !this.#active && this.#queue.length === 0 && !this.#closing && !this.#moving;
+  }
+
+  /**
+   * Moves the session to another codex child between turns (pool recycling, rolling restarts).
+   * Only while idle: turns sent meanwhile wait in the queue and start on whichever child the
+   * session ends up on. `move` releases the thread on the old child and resumes it on the new
+   * one, returning the new binding; when it throws, the session stays where it was (the caller
+   * made sure the thread is usable there again) unless it closed. Returns whether it moved.
+   */
+  async moveTo(
+    move: () => Promise<{
+      rpc: ThreadRpc;
+      threadId: string;
+      onClose: (handle: CodexHandle) => void;
+      onIdle?: (handle: CodexHandle) => void;
+    }>,
+  ): Promise<boolean> {
+    if (!this.idle) return false;
+    this.#moving = true;
+    let moved = false;
+    try {
+      const binding = await move();
+      this.#rpc = binding.rpc;
+      this.#threadId = binding.threadId;
+      this.#onClose = binding.onClose;
+      if (binding.onIdle) this.#onIdle = binding.onIdle;
+      moved = true;
+    } finally {
+      this.#moving = false;
+      const next = this.#queue.shift();
+      if (next !== undefined && !this.#closing) {
+        this.startTurn(next).catch((error) =>
+          this.#options.log?.("queued turn failed to start", { error: errorMessage(error) })
+        );
+      }
+    }
+    return moved;
+  }
+
   get currentTurnId(): string | undefined {
     return this.#active?.id;
   }
@@ -142,7 +197,7 @@ export class CodexHandle implements Handle {
         new WrongState(`Cannot start a turn: session ${this.sessionId} stopped`),
       );
     }
-    if (this.#active) {
+    if (this.#active || this.#moving) {
       this.#queue.push(prompt);
       return Promise.resolve({ queued: true });
     }
@@ -319,7 +374,7 @@ export class CodexHandle implements Handle {
       this.startTurn(next).catch((error) =>
         this.#options.log?.("queued turn failed to start", { error: errorMessage(error) })
       );
-    }
+    } else if (!this.#closing) this.#onIdle?.(this);
   }
 
   // -------------------------------------------------------------------------------------------
@@ -512,7 +567,7 @@ export class CodexHandle implements Handle {
   }
 
   #close(): void {
-    if (this.#stream.close()) this.#options.onClose?.(this);
+    if (this.#stream.close()) this.#onClose?.(this);
   }
 
   async #bestEffort(method: string, params: unknown): Promise<void> {
