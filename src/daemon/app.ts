@@ -320,18 +320,6 @@ const routes = {
       ...errors,
     },
   }),
-  fleets: createRoute({
-    method: "get",
-    path: "/v1/fleets",
-    responses: {
-      200: json(
-        S.FleetList,
-        "Each fleet: policy version, live sessions, token caps and spend over the last hour " +
-          "and the last 24 hours (rolling windows)",
-      ),
-      ...errors,
-    },
-  }),
   shutdown: createRoute({
     method: "post",
     path: "/v1/shutdown",

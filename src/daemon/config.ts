@@ -5,6 +5,7 @@
  */
 import { createHash, randomBytes } from "node:crypto";
 import { chmodSync, existsSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { availableParallelism } from "node:os";
 import path from "node:path";
 import { parseArgs } from "node:util";
 import { findNodeAtLocation, type ParseError, parseTree, printParseErrorCode } from "jsonc-parser";
@@ -46,6 +47,17 @@ const ConfigFile = z.strictObject({
      * a uid, or `uid:gid`. It must not be able to read the state dir (token, database).
      */
     user: z.string().regex(/^(?:[a-z_][a-z0-9_.-]*\$?|\d+(?::\d+)?)$/i).optional(),
+    /** codex app-server children sessions are spread over (default: see `defaultPoolSize`). */
+    pool: z.number().int().min(1).max(64).optional(),
+    /** When a child is replaced by a fresh one, its sessions moved between turns (pool.ts). */
+    recycle: z.strictObject({
+      /** Resident memory of a child, in MiB. */
+      maxRssMiB: z.number().int().min(16).optional(),
+      /** Threads a child holds loaded beyond its live sessions (codex keeps them 30 min). */
+      maxStoppedThreads: z.number().int().min(1).optional(),
+      /** How often the limits are checked; 0 turns recycling off. */
+      checkIntervalSeconds: z.number().min(0).optional(),
+    }).optional(),
   }).optional(),
   policies: z.strictObject({
     dir: z.string().min(1).optional(),
@@ -84,6 +96,9 @@ export interface ResolvedConfig {
     home: string;
     /** `codex.user` as written; serve.ts resolves it (see agent-user.ts). */
     user?: string;
+    /** app-server children (see pool.ts). */
+    pool: number;
+    recycle: { maxRssMiB: number; maxStoppedThreads: number; checkIntervalSeconds: number };
   };
   policies: { dir: string; default: string };
   events: { retention?: number };
@@ -197,6 +212,14 @@ export function loadConfig({ args, cwd, env }: LoadConfigInput): ResolvedConfig 
       env: file.codex?.env ?? {},
       home,
       ...(user !== undefined && { user }),
+      pool: file.codex?.pool ?? defaultPoolSize(),
+      recycle: {
+        maxRssMiB: file.codex?.recycle?.maxRssMiB ?? DEFAULT_RECYCLE.maxRssMiB,
+        maxStoppedThreads: file.codex?.recycle?.maxStoppedThreads ??
+          DEFAULT_RECYCLE.maxStoppedThreads,
+        checkIntervalSeconds: file.codex?.recycle?.checkIntervalSeconds ??
+          DEFAULT_RECYCLE.checkIntervalSeconds,
+      },
     },
     policies: {
       dir: fromCwd(flags.policies) ?? fromFile(file.policies?.dir) ?? path.resolve(cwd, "policies"),
@@ -209,6 +232,21 @@ export function loadConfig({ args, cwd, env }: LoadConfigInput): ResolvedConfig 
     notes,
   };
 }
+
+/**
+ * `codex.pool` when the config names none: half the machine's cores, at least 1 and at most 4
+ * (one child per two cores leaves the other core to the daemon and the agents' commands; past 4
+ * a child's own threads already use what the cores give). 1 on a 2-core machine.
+ */
+export function defaultPoolSize(cpus = availableParallelism()): number {
+  return Math.min(4, Math.max(1, Math.floor(cpus / 2)));
+}
+
+export const DEFAULT_RECYCLE = {
+  maxRssMiB: 1024,
+  maxStoppedThreads: 100,
+  checkIntervalSeconds: 30,
+} as const;
 
 /** Reads and validates a JSONC config file; errors carry `file:line:column`. */
 export function readConfigFile(file: string): ConfigFile {

@@ -35,7 +35,8 @@ import { createDaemonMetrics } from "./metrics.ts";
 import { PidLedger } from "./pid-ledger.ts";
 import { SessionManager } from "./sessions.ts";
 import { Store } from "./store.ts";
-import { type BackoffPolicy, CodexSupervisor } from "./supervisor.ts";
+import { CodexPool, type RestartReport } from "./pool.ts";
+import type { BackoffPolicy } from "./supervisor.ts";
 
 export const SERVE_HELP = `Usage: codexd serve [options]
 
@@ -48,10 +49,11 @@ Options:
   --allow-remote     allow a non-loopback --host (needs server.tls.cert/key in the config)
   -h, --help         show this help
 
-Signals: SIGTERM/SIGINT stop gracefully; SIGHUP reloads the policies.`;
+Signals: SIGTERM/SIGINT stop gracefully; SIGHUP reloads the policies; SIGUSR2 reloads the
+config's codex settings and replaces every codex child, one at a time, between turns.`;
 
 /** How long a graceful stop may take before the process exits anyway. */
-const SHUTDOWN_DEADLINE_MS = 10_000;
+export const SHUTDOWN_DEADLINE_MS = 10_000;
 
 type Level = "debug" | "info" | "warn" | "error";
 
@@ -75,7 +77,8 @@ export async function serveCommand(args: string[]): Promise<number> {
     console.error(`codexd serve: ${errorMessage(error)}`);
     return 2;
   }
-  const daemon = await startDaemon(config).catch((error: unknown) => {
+  const reloadConfig = () => loadConfig({ args, cwd: process.cwd(), env: process.env });
+  const daemon = await startDaemon(config, { reloadConfig }).catch((error: unknown) => {
     console.error(`codexd serve: ${errorMessage(error)}`);
     return undefined;
   });
@@ -91,6 +94,10 @@ export interface RunningDaemon {
   stop(): Promise<void>;
   /** The event journal (subscriber counts and overflows, for tests and fault reports). */
   journal: Journal;
+  /** The codex children (placement, recycling, rolling restarts). */
+  pool: CodexPool;
+  /** What `POST /v1/codex/restart` and SIGUSR2 do: reload codex settings, replace every child. */
+  restartCodex(): Promise<RestartReport>;
 }
 
 export interface DaemonDeps {
@@ -102,6 +109,10 @@ export interface DaemonDeps {
   journalBufferLimit?: number;
   /** Retries of requests codex refused as transient (default 1 s, 2 s, 4 s; see retry.ts). */
   rpcRetry?: RetryPolicy;
+  /** Reads the config again for a rolling restart (its codex bin, args and env are taken). */
+  reloadConfig?: () => ResolvedConfig;
+  /** A child's resident memory in bytes (tests; default /proc/<pid>/status). */
+  readRss?: (pid: number) => number | undefined;
 }
 
 /** stderr lines kept from a codex child that failed to start, for health. */
@@ -148,19 +159,30 @@ export async function startDaemon(
   const metrics = createDaemonMetrics();
 
   const problems: string[] = [];
-  let firstChild = true;
+  // Starts beyond the pool's first children are restarts (after a crash, a recycle, an upgrade).
+  let initialStarts = config.codex.pool;
+  // What new children start with; a rolling restart may reload it (bin, args, env).
+  let codex = config.codex;
   // A child that dies during start never becomes a provider to ask for its stderr: keep it here.
   let startStderr: string[] = [];
-  const supervisor = new CodexSupervisor({
+  const recycle = config.codex.recycle;
+  const supervisor = new CodexPool({
+    size: config.codex.pool,
     ...(deps.backoff && { backoff: deps.backoff }),
+    recycle: {
+      maxRssBytes: recycle.maxRssMiB * 1024 * 1024,
+      maxStoppedThreads: recycle.maxStoppedThreads,
+      intervalMs: recycle.checkIntervalSeconds * 1000,
+    },
+    ...(deps.readRss && { readRss: deps.readRss }),
     startStderr: () => startStderr,
     startProvider: async () => {
       startStderr = [];
       const child = await startCodexChild({
-        codexHome: config.codex.home,
-        ...(config.codex.bin !== undefined && { binary: config.codex.bin }),
-        extraArgs: config.codex.args,
-        extraEnv: config.codex.env,
+        codexHome: codex.home,
+        ...(codex.bin !== undefined && { binary: codex.bin }),
+        extraArgs: codex.args,
+        extraEnv: codex.env,
         ...(agentUser && { user: agentUser }),
         searchFrom: [process.cwd()],
         ...(deps.rpcRetry && { retry: deps.rpcRetry }),
@@ -174,8 +196,8 @@ export async function startDaemon(
         },
       });
       if (child.pid !== undefined) ledger.recordChild(child.pid);
-      if (!firstChild) metrics.codexRestarts.inc();
-      firstChild = false;
+      if (initialStarts > 0) initialStarts--;
+      else metrics.codexRestarts.inc();
       return new CodexProvider({
         child,
         approver: bridge,
@@ -189,6 +211,38 @@ export async function startDaemon(
   await supervisor.start();
   void checkDrift(config).then((found) => problems.push(...found));
 
+  const restartCodex = (): Promise<RestartReport> => {
+    if (deps.reloadConfig) {
+      // Throws a ConfigError on a broken file: nothing is replaced then.
+      const reloaded = deps.reloadConfig().codex;
+      if (reloaded.home !== codex.home || reloaded.user !== codex.user) {
+        log("warn", "codex.home and codex.user take effect at the next daemon start only");
+      }
+      codex = {
+        ...reloaded,
+        home: codex.home,
+        ...(codex.user !== undefined && { user: codex.user }),
+      };
+    }
+    log("info", "rolling restart of the codex children", { bin: codex.bin ?? "(default)" });
+    return supervisor.restart().then((report) => {
+      log(report.failed.length > 0 ? "error" : "info", "rolling restart done", report);
+      return report;
+    });
+  };
+
+  const onRestartSignal = () => {
+    try {
+      void restartCodex().catch((error) =>
+        log("error", "rolling restart failed", { error: errorMessage(error) })
+      );
+    } catch (error) {
+      log("error", "rolling restart refused: the config cannot be read", {
+        error: errorMessage(error),
+      });
+    }
+  };
+
   let resolveStopped!: (code: number) => void;
   const stopped = new Promise<number>((resolve) => (resolveStopped = resolve));
   let stopping: Promise<void> | undefined;
@@ -199,6 +253,7 @@ export async function startDaemon(
         log("error", "graceful stop took too long; exiting");
         process.exit(1);
       }, SHUTDOWN_DEADLINE_MS);
+      process.off("SIGUSR2", onRestartSignal);
       await sessions.shutdownAll().catch((e) => log("error", "stopping sessions failed", { e }));
       await server.stop();
       store.close();
@@ -240,6 +295,14 @@ export async function startDaemon(
       extraHosts: config.server.allowedHosts,
     }),
     limits: config.limits,
+    codex: {
+      children: () => supervisor.children(),
+      restart: () => {
+        const running = restartCodex();
+        running.catch(() => {});
+        return running;
+      },
+    },
   });
   const server = serve({
     hostname: config.server.host,
@@ -255,11 +318,12 @@ export async function startDaemon(
 
   process.once("SIGTERM", () => void stop());
   process.once("SIGINT", () => void stop());
+  process.on("SIGUSR2", onRestartSignal);
   process.on("SIGHUP", () => {
     const result = policies.reload();
     log(result.issues.length ? "warn" : "info", "policies reloaded", result);
   });
-  return { url: server.url, stopped, stop, journal };
+  return { url: server.url, stopped, stop, journal, pool: supervisor, restartCodex };
 }
 
 /**

@@ -44,6 +44,18 @@ export interface SupervisorStatus {
   nextAttemptInMs?: number;
 }
 
+/**
+ * What the session manager needs of its codex: one supervised child (CodexSupervisor) or a
+ * pool of them (pool.ts).
+ */
+export interface CodexFleet {
+  /** Takes sessions; undefined while no codex child can. */
+  readonly provider: Pick<CodexProvider, "spawn" | "resume" | "capabilities"> | undefined;
+  status(): SupervisorStatus;
+  stderrTail(lines?: number): string[];
+  stop(): Promise<void>;
+}
+
 export class CodexSupervisor {
   readonly #options: SupervisorOptions;
   readonly #backoff: BackoffPolicy;

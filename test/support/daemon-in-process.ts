@@ -6,7 +6,7 @@
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import { CodexdClient } from "../../src/client.ts";
-import { loadConfig } from "../../src/daemon/config.ts";
+import { loadConfig, type ResolvedConfig } from "../../src/daemon/config.ts";
 import { type DaemonDeps, type RunningDaemon, startDaemon } from "../../src/daemon/serve.ts";
 import type { ModelEndpoint } from "../../src/devtools/scripted-model.ts";
 import { fakeAnalyzer } from "../approval/support/fake-analyzer.ts";
@@ -28,6 +28,8 @@ export async function startDaemonInProcess(options: {
   /** An explicit codex binary (default: node_modules). */
   bin?: string;
   deps?: DaemonDeps;
+  /** Changes the loaded config before the daemon starts (codex.pool, limits, ...). */
+  configure?: (config: ResolvedConfig) => void;
 }): Promise<InProcessDaemon> {
   const stateDir = options.stateDir ?? makeStateDir();
   const config = loadConfig({
@@ -38,6 +40,7 @@ export async function startDaemonInProcess(options: {
   config.codex.args = options.model.codexArgs({ requestMaxRetries: 0 });
   if (options.bin) config.codex.bin = options.bin;
   config.policies.dir = options.policiesDir ?? path.join(REPO_ROOT, "policies");
+  options.configure?.(config);
   const daemon = await startDaemon(config, { analyzer: fakeAnalyzer, ...options.deps });
   const token = readFileSync(path.join(stateDir, "token"), "utf8").trim();
   const client = new CodexdClient({ baseUrl: daemon.url, token });

@@ -156,6 +156,10 @@ export const PROTOCOL_USAGE: ProtocolUsage = {
     },
     { method: "turn/interrupt", params: ["threadId", "turnId"], result: [] },
     { method: "thread/unsubscribe", params: ["threadId"], result: [] },
+    // The pool hands a live thread from one child to another (pool.ts) and counts loaded ones.
+    { method: "thread/archive", params: ["threadId"], result: [] },
+    { method: "thread/unarchive", params: ["threadId"], result: ["thread.id"] },
+    { method: "thread/loaded/list", params: [], result: ["data"] },
     {
       method: "config/batchWrite",
       params: [

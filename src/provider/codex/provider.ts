@@ -54,6 +54,12 @@ export class CodexProvider implements Provider {
   #exitReason: string | undefined;
   #mcpPushed: Promise<void> | undefined;
   readonly #crashListeners: Array<(reason: string) => void> = [];
+  readonly #idleListeners: Array<(handle: CodexHandle) => void> = [];
+  readonly #emptyWaiters: Array<() => void> = [];
+  /** Sessions released to another child whose move has not finished (see `settled`). */
+  readonly #leaving = new Set<CodexHandle>();
+  /** Threads this child opened (codex keeps them loaded, and their writer lock, after a stop). */
+  readonly #threads = new Set<string>();
 
   constructor(options: CodexProviderOptions) {
     this.#options = options;
@@ -92,6 +98,113 @@ export class CodexProvider implements Provider {
   /** Called once when the child exits unexpectedly, after every session got its error event. */
   onCrashed(listener: (reason: string) => void): void {
     this.#crashListeners.push(listener);
+  }
+
+  /** Called each time one of its sessions becomes idle (a turn ended, none queued). */
+  onSessionIdle(listener: (handle: CodexHandle) => void): void {
+    this.#idleListeners.push(listener);
+  }
+
+  /** Whether this child opened `threadId` (it may still hold it loaded, and locked). */
+  opened(threadId: string): boolean {
+    return this.#threads.has(threadId);
+  }
+
+  /** Threads codex holds loaded (live sessions and stopped ones it has not let go of yet). */
+  async loadedThreads(): Promise<string[]> {
+    const listed = await this.#child.rpc.request<{ data?: string[] }>("thread/loaded/list", {}, {
+      timeoutMs: 10_000,
+    });
+    return listed.data ?? [];
+  }
+
+  /**
+   * Takes a live session off this child without stopping it (the pool moves it): its thread's
+   * notifications no longer reach it, and codex is told to let the thread go (`thread/archive`
+   * unloads it and drops its writer lock, so another child may resume it).
+   */
+  async release(handle: CodexHandle): Promise<void> {
+    if (this.#handles.get(handle.sessionId) === handle) {
+      this.#handles.delete(handle.sessionId);
+      // Until its move is over this child counts it: it may have to take it back.
+      this.#leaving.add(handle);
+    }
+    this.#child.rpc.unsubscribe(handle.threadId);
+    try {
+      await this.releaseThread(handle.threadId);
+    } catch (error) {
+      // Still here and still loaded: keep serving it rather than leave it on no child.
+      if (this.#state === "ready" && !handle.closed) {
+        this.#threads.add(handle.threadId);
+        this.#handles.set(handle.sessionId, handle);
+        this.#child.rpc.subscribe(
+          handle.threadId,
+          (method, params) => handle.onNotification(method, params),
+        );
+        throw error;
+      }
+    }
+  }
+
+  /** The move of a released session is over (it landed elsewhere, or back here). */
+  settled(handle: CodexHandle): void {
+    if (this.#leaving.delete(handle)) this.#notifyIfEmpty();
+  }
+
+  /** Resolves once this child has no live session (or it is no longer running). */
+  whenEmpty(): Promise<void> {
+    if (this.#isEmpty()) return Promise.resolve();
+    return new Promise((resolve) => this.#emptyWaiters.push(resolve));
+  }
+
+  #isEmpty(): boolean {
+    return (this.#handles.size === 0 && this.#leaving.size === 0) || this.#state !== "ready";
+  }
+
+  #notifyIfEmpty(): void {
+    if (!this.#isEmpty()) return;
+    for (const resolve of this.#emptyWaiters.splice(0)) resolve();
+  }
+
+  /** Lets go of a thread this child holds loaded (see `release`); a dead child holds nothing. */
+  async releaseThread(threadId: string): Promise<void> {
+    this.#threads.delete(threadId);
+    if (this.#state !== "ready") return;
+    await this.#child.rpc.request("thread/archive", { threadId }, { timeoutMs: 10_000 });
+  }
+
+  /**
+   * Resumes a live session another child released (see `release`) and routes it here. The
+   * returned binding is the handle's new connection (`CodexHandle.moveTo`).
+   */
+  async adopt(handle: CodexHandle): Promise<{
+    rpc: CodexChild["rpc"];
+    threadId: string;
+    onClose: (handle: CodexHandle) => void;
+    onIdle: (handle: CodexHandle) => void;
+  }> {
+    this.#assertReady("move session");
+    const spec = handle.spec;
+    const overrides = planThread(spec, {
+      allowBypass: this.#options.allowsBypass?.(spec.policy) ?? false,
+      cwdAliases: await cwdAliases(spec.cwd),
+    });
+    await this.#pushMcpConfig(handle.sessionId);
+    const threadId = await this.#resumeThread(handle.threadId, overrides);
+    this.#threads.add(threadId);
+    this.#handles.set(handle.sessionId, handle);
+    this.#child.rpc.subscribe(threadId, (method, params) => handle.onNotification(method, params));
+    return {
+      rpc: this.#child.rpc,
+      threadId,
+      onClose: (h) => this.#onHandleClosed(h),
+      onIdle: (h) => this.#onHandleIdle(h),
+    };
+  }
+
+  /** Live sessions on this child. */
+  get sessions(): number {
+    return this.#handles.size;
   }
 
   capabilities(): Capabilities {
@@ -136,12 +249,7 @@ export class CodexProvider implements Provider {
     let prompt = spec.prompt;
     let reseeded = false;
     try {
-      const resumed = await this.#child.rpc.request<{ thread: { id: string } }>(
-        "thread/resume",
-        { threadId, ...overrides },
-        { ...(options.signal && { signal: options.signal }) },
-      );
-      threadId = resumed.thread.id;
+      threadId = await this.#resumeThread(threadId, overrides, options.signal);
     } catch (error) {
       if (!isUnresumable(error)) throw error;
       // codex stores a thread only once its first turn completed: start afresh from our transcript.
@@ -174,6 +282,7 @@ export class CodexProvider implements Provider {
     const wasReady = this.#state === "ready";
     this.#state = "stopped";
     if (wasReady) await Promise.all([...this.#handles.values()].map((h) => h.stop(code)));
+    this.#notifyIfEmpty();
     await this.#child.stop();
   }
 
@@ -183,6 +292,42 @@ export class CodexProvider implements Provider {
 
   // -------------------------------------------------------------------------------------------
 
+  /**
+   * `thread/resume`; a thread another child archived to hand it over (and a daemon stopped
+   * before the next child took it) is unarchived first.
+   */
+  async #resumeThread(
+    threadId: string,
+    overrides: ReturnType<typeof planThread>,
+    signal?: AbortSignal,
+  ): Promise<string> {
+    const resume = async () =>
+      (await this.#child.rpc.request<{ thread: { id: string } }>(
+        "thread/resume",
+        { threadId, ...overrides },
+        { ...(signal && { signal }) },
+      )).thread.id;
+    try {
+      return await resume();
+    } catch (error) {
+      if (!isArchived(error)) throw error;
+      await this.#child.rpc.request("thread/unarchive", { threadId }, {
+        ...(signal && { signal }),
+      });
+      return await resume();
+    }
+  }
+
+  #onHandleIdle(h: CodexHandle): void {
+    for (const listener of this.#idleListeners) listener(h);
+  }
+
+  #onHandleClosed(h: CodexHandle): void {
+    this.#child.rpc.unsubscribe(h.threadId);
+    if (this.#handles.get(h.sessionId) === h) this.#handles.delete(h.sessionId);
+    this.#notifyIfEmpty();
+  }
+
   #attach(sessionId: string, threadId: string, spec: Spec): CodexHandle {
     const handle = new CodexHandle({
       sessionId,
@@ -190,14 +335,13 @@ export class CodexProvider implements Provider {
       spec,
       rpc: this.#child.rpc,
       approver: this.#options.approver,
-      onClose: (h) => {
-        this.#child.rpc.unsubscribe(h.threadId);
-        if (this.#handles.get(h.sessionId) === h) this.#handles.delete(h.sessionId);
-      },
+      onClose: (h) => this.#onHandleClosed(h),
+      onIdle: (h) => this.#onHandleIdle(h),
       ...(this.#options.now && { now: this.#options.now }),
       log: (message, data) => this.#log("warn", message, { sessionId, ...data }),
     });
     this.#handles.set(sessionId, handle);
+    this.#threads.add(threadId);
     this.#child.rpc.subscribe(threadId, (method, params) => handle.onNotification(method, params));
     return handle;
   }
@@ -256,6 +400,7 @@ export class CodexProvider implements Provider {
     this.#log("error", "codex app-server exited", { reason, sessions: this.#handles.size });
     for (const handle of [...this.#handles.values()]) handle.crashed(reason);
     for (const listener of this.#crashListeners) listener(reason);
+    this.#notifyIfEmpty();
   }
 
   #assertReady(action: string): void {
@@ -286,6 +431,11 @@ function threadIdOf(params: unknown): string | undefined {
   if (typeof params !== "object" || params === null) return undefined;
   const threadId = (params as { threadId?: unknown }).threadId;
   return typeof threadId === "string" ? threadId : undefined;
+}
+
+/** codex answers thread/resume this way for a thread that was archived (handed over). */
+function isArchived(error: unknown): boolean {
+  return error instanceof RpcError && /is archived/i.test(error.message);
 }
 
 /** codex answers thread/resume this way for a thread it never stored. */

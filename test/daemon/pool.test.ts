@@ -1,0 +1,260 @@
+/**
+ * The pool of codex children (`codex.pool`, src/daemon/pool.ts), in-process against the real
+ * codex and the scripted model: placement on the least-loaded child, a kill -9 of one child that
+ * ends only its own sessions, recycling and rolling restarts that move sessions between turns
+ * with zero failed turns.
+ */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { chmodSync, readFileSync, writeFileSync } from "node:fs";
+import path from "node:path";
+import type { CodexdClient } from "../../src/client.ts";
+import type { StoredEvent } from "../../src/daemon/api-schemas.ts";
+import type { ResolvedConfig } from "../../src/daemon/config.ts";
+import type { DaemonDeps } from "../../src/daemon/serve.ts";
+import { type ScriptedModel, startScriptedModel, step } from "../../src/devtools/scripted-model.ts";
+import { resolveCodexBinary } from "../../src/provider/codex/binary.ts";
+import { makeTempWorktree, REPO_ROOT, type TempWorktree } from "../support/codex-harness.ts";
+import { makeStateDir } from "../support/daemon-process.ts";
+import { type InProcessDaemon, startDaemonInProcess } from "../support/daemon-in-process.ts";
+import { eventually } from "../support/eventually.ts";
+
+/** How long a SLOW turn waits in the model: long enough to kill, recycle or restart under it. */
+const SLOW_MS = 1500;
+
+let model: ScriptedModel;
+let worktree: TempWorktree;
+
+beforeAll(async () => {
+  model = await startScriptedModel({
+    rules: [{ marker: "SLOW", rounds: [[step.delay(SLOW_MS), step.message("slow done")]] }],
+  });
+  worktree = await makeTempWorktree();
+});
+afterAll(async () => {
+  await worktree?.remove();
+  await model?.close();
+});
+
+const FAST_BACKOFF = { initialMs: 50, maxMs: 200, resetAfterMs: 60_000 };
+
+function start(
+  pool: number,
+  options: { deps?: DaemonDeps; configure?: (config: ResolvedConfig) => void } = {},
+): Promise<InProcessDaemon> {
+  return startDaemonInProcess({
+    model,
+    deps: { backoff: FAST_BACKOFF, ...options.deps },
+    configure: (config) => {
+      config.codex.pool = pool;
+      config.codex.recycle = { ...config.codex.recycle, checkIntervalSeconds: 0 };
+      options.configure?.(config);
+    },
+  });
+}
+
+async function events(client: CodexdClient, id: string): Promise<StoredEvent[]> {
+  return await client.storedEvents(id, { after: 0, limit: 10_000 });
+}
+
+/** The session's terminal events, once it has `count` of them. */
+function terminals(client: CodexdClient, id: string, count: number): Promise<StoredEvent[]> {
+  return eventually(`${count} terminal events of ${id}`, async () => {
+    const ends = (await events(client, id)).filter((e) =>
+      e.type === "result" || e.type === "error"
+    );
+    return ends.length >= count ? ends : undefined;
+  }, { limitMs: 60_000 });
+}
+
+/** Waits until the model got `count` requests whose latest prompt contains `marker`. */
+function modelGot(marker: string, count: number): Promise<true> {
+  return eventually(
+    `${count} model requests for ${marker}`,
+    () =>
+      model.requests.filter((r) => r.facts?.latestUserText?.includes(marker)).length >= count
+        ? true
+        : undefined,
+    { limitMs: 30_000 },
+  );
+}
+
+/** Which child (its pid) each live session is on. */
+function placement(d: InProcessDaemon): Map<string, number> {
+  const where = new Map<string, number>();
+  for (const provider of d.daemon.pool.providers) {
+    for (const id of provider.handles.keys()) where.set(id, provider.pid!);
+  }
+  return where;
+}
+
+describe("codex pool", () => {
+  test(
+    "sessions spread over the least-loaded children; kill -9 of one ends only its sessions",
+    async () => {
+      await using d = await start(3);
+      const health = await d.client.health();
+      expect(health.codex.children).toHaveLength(3);
+      expect(new Set(health.codex.children!.map((c) => c.pid)).size).toBe(3);
+
+      const ids: string[] = [];
+      for (let i = 0; i < 6; i++) {
+        ids.push(
+          (await d.client.spawn({ prompt: `SLOW crash-${i}`, cwd: worktree.path })).sessionId,
+        );
+      }
+      const busy = await d.client.health();
+      expect(busy.codex.children!.map((c) => c.sessions)).toEqual([2, 2, 2]);
+      expect(busy.capacity).toMatchObject({
+        liveSessions: 6,
+        freeSlots: busy.capacity!.maxLiveSessions - 6,
+      });
+      await modelGot("SLOW crash-", 6);
+
+      const where = placement(d);
+      const victim = busy.codex.children![1].pid!;
+      const doomed = ids.filter((id) => where.get(id) === victim);
+      expect(doomed).toHaveLength(2);
+      process.kill(victim, "SIGKILL");
+
+      for (const id of ids) {
+        const [end] = await terminals(d.client, id, 1);
+        if (doomed.includes(id)) {
+          expect(end).toMatchObject({
+            type: "error",
+            code: "app_server_crashed",
+          });
+        } else expect(end).toMatchObject({ type: "result", text: "slow done" });
+      }
+      // Resumable at once, on a child that still runs.
+      const resumed = doomed[0];
+      await d.client.resume(resumed, { prompt: "after the crash", cwd: worktree.path });
+      const [, again] = await terminals(d.client, resumed, 2);
+      expect(again).toMatchObject({ type: "result", text: "echo: after the crash" });
+      const seen = JSON.stringify(model.requests.at(-1)?.body?.input);
+      expect(seen).toContain("SLOW crash-"); // the thread went on, its first turn included
+
+      const back = await eventually("the killed child replaced", async () => {
+        const h = await d.client.health();
+        return h.codex.children!.every((c) => c.state === "ready" && c.pid !== victim)
+          ? h
+          : undefined;
+      });
+      expect(back.codex.children).toHaveLength(3);
+      expect(back.status).toBe("ok");
+    },
+    90_000,
+  );
+
+  test(
+    "recycling over the stopped-threads limit moves sessions between turns: no turn fails",
+    async () => {
+      await using d = await start(1, {
+        configure: (config) => {
+          config.codex.recycle = { ...config.codex.recycle, maxStoppedThreads: 1 };
+        },
+      });
+      const spawn = async (prompt: string) =>
+        (await d.client.spawn({ prompt, cwd: worktree.path })).sessionId;
+      const [stoppedA, stoppedB, idle] = [
+        await spawn("one"),
+        await spawn("two"),
+        await spawn("idle"),
+      ];
+      for (const id of [stoppedA, stoppedB, idle]) await terminals(d.client, id, 1);
+      await d.client.stop(stoppedA);
+      await d.client.stop(stoppedB);
+      const busy = await spawn("SLOW recycle-busy");
+      await modelGot("SLOW recycle-busy", 1);
+      const old = (await d.client.health()).codex.children![0];
+
+      expect(await d.daemon.pool.checkRecycle()).toEqual([old.id]);
+      // Sent while the old child drains: both wait for their session's move, then run.
+      await d.client.send(busy, "after the busy turn");
+      await d.client.send(idle, "idle again");
+
+      const ends = [
+        ...(await terminals(d.client, busy, 2)),
+        ...(await terminals(d.client, idle, 2)),
+      ];
+      expect(ends.filter((e) => e.type === "error")).toEqual([]);
+      const after = await eventually("the old child gone", async () => {
+        const h = await d.client.health();
+        return h.codex.children!.length === 1 && h.codex.children![0].id !== old.id ? h : undefined;
+      });
+      expect(after.codex.children![0]).toMatchObject({ state: "ready", sessions: 2 });
+      expect(after.codex.children![0].pid).not.toBe(old.pid);
+      // The moved threads went on with their history on the new child.
+      expect(placement(d).get(busy)).toBe(after.codex.children![0].pid!);
+      const request = model.requests.findLast((r) =>
+        r.facts?.latestUserText?.includes("after the busy turn")
+      );
+      expect(JSON.stringify(request?.body?.input)).toContain("SLOW recycle-busy");
+      // A session stopped on the old child resumes (its thread went free with the old child).
+      await d.client.resume(stoppedA, { prompt: "back again", cwd: worktree.path });
+      const [, resumed] = await terminals(d.client, stoppedA, 2);
+      expect(resumed).toMatchObject({ type: "result", text: "echo: back again" });
+    },
+    90_000,
+  );
+
+  test(
+    "rolling restart (the route, then SIGUSR2) with a new codex.bin: zero failed turns",
+    async () => {
+      const stateDir = makeStateDir();
+      const real = (await resolveCodexBinary({ searchFrom: [REPO_ROOT] })).path;
+      const marker = path.join(stateDir, "wrapper-starts");
+      const wrapper = path.join(stateDir, "codex-wrapper");
+      writeFileSync(wrapper, `#!/bin/sh\necho start >> '${marker}'\nexec '${real}' "$@"\n`);
+      chmodSync(wrapper, 0o755);
+      writeFileSync(marker, "");
+      let loaded: ResolvedConfig | undefined;
+      await using d = await start(2, {
+        configure: (config) => void (loaded = config),
+        deps: {
+          reloadConfig: () => ({ ...loaded!, codex: { ...loaded!.codex, bin: wrapper } }),
+        },
+      });
+      const first = (await d.client.health()).codex.children!;
+      const ids: string[] = [];
+      for (let i = 0; i < 4; i++) {
+        ids.push(
+          (await d.client.spawn({ prompt: `SLOW roll-${i}`, cwd: worktree.path })).sessionId,
+        );
+      }
+      await modelGot("SLOW roll-", 4);
+      await d.client.restartCodex();
+      for (const id of ids) await d.client.send(id, `SLOW roll-follow-up ${id}`);
+
+      const replaced = await eventually("every child replaced", async () => {
+        const h = await d.client.health();
+        const children = h.codex.children!;
+        return children.length === 2 &&
+            children.every((c) => c.state === "ready" && !first.some((f) => f.id === c.id))
+          ? children
+          : undefined;
+      }, { limitMs: 60_000 });
+      expect(readFileSync(marker, "utf8").trim().split("\n")).toHaveLength(2);
+      for (const id of ids) {
+        const ends = await terminals(d.client, id, 2);
+        expect(ends.map((e) => e.type)).toEqual(["result", "result"]);
+      }
+
+      // SIGUSR2 does the same.
+      for (const id of ids) await d.client.send(id, `SLOW roll-signal ${id}`);
+      process.kill(process.pid, "SIGUSR2");
+      await eventually("every child replaced again", async () => {
+        const children = (await d.client.health()).codex.children!;
+        return children.length === 2 &&
+            children.every((c) => c.state === "ready" && !replaced.some((r) => r.id === c.id))
+          ? true
+          : undefined;
+      }, { limitMs: 60_000 });
+      for (const id of ids) {
+        const ends = await terminals(d.client, id, 3);
+        expect(ends.map((e) => e.type)).toEqual(["result", "result", "result"]);
+      }
+      expect(readFileSync(marker, "utf8").trim().split("\n")).toHaveLength(4);
+    },
+    120_000,
+  );
+});
