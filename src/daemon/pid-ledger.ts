@@ -3,15 +3,22 @@
  *
  * - `daemon.pid` holds the daemon's own pid. A second daemon on the same state dir is refused
  *   while the first is alive (two daemons would share one database and one CODEX_HOME).
- * - `codex.pid` holds the codex child's pid (its process group). A daemon that was SIGKILLed
- *   could not stop its child; the next one ends that child's group at start-up.
+ * - `codex.pid` holds the codex children's pids (their process groups; a pool has several). A
+ *   daemon that was SIGKILLed could not stop its children; the next one ends their groups at
+ *   start-up.
  */
 import { readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { z } from "zod";
 import { CodexdError } from "../errors.ts";
 
-const ChildRecord = z.object({ pid: z.number().int().positive(), daemonPid: z.number().int() });
+const ChildRecord = z.object({
+  /** The child started last (the only one before pools). */
+  pid: z.number().int().positive(),
+  /** Every child that ran when the record was written. */
+  pids: z.array(z.number().int().positive()).optional(),
+  daemonPid: z.number().int(),
+});
 
 export class StateDirBusy extends CodexdError {
   constructor(stateDir: string, pid: number) {
@@ -58,6 +65,8 @@ function commandLine(pid: number): string | undefined {
 export class PidLedger {
   readonly #daemonFile: string;
   readonly #childFile: string;
+  /** Children recorded by this daemon (dead ones are dropped at the next record). */
+  readonly #children = new Set<number>();
 
   constructor(readonly stateDir: string) {
     this.#daemonFile = join(stateDir, "daemon.pid");
@@ -79,14 +88,15 @@ export class PidLedger {
   }
 
   recordChild(pid: number): void {
-    writeFileSync(this.#childFile, JSON.stringify({ pid, daemonPid: process.pid }), {
-      mode: 0o600,
-    });
+    for (const known of this.#children) if (!isAlive(known)) this.#children.delete(known);
+    this.#children.add(pid);
+    const record = { pid, pids: [...this.#children], daemonPid: process.pid };
+    writeFileSync(this.#childFile, JSON.stringify(record), { mode: 0o600 });
   }
 
   /**
-   * Ends a codex child left by an earlier daemon of this state dir (its process group, so the
-   * commands and MCP servers it started go too). Returns the pid it ended, if any.
+   * Ends the codex children left by an earlier daemon of this state dir (their process groups,
+   * so the commands and MCP servers they started go too). Returns the first pid it ended, if any.
    */
   async reapOrphan(): Promise<number | undefined> {
     let record: z.infer<typeof ChildRecord>;
@@ -98,17 +108,24 @@ export class PidLedger {
       return undefined;
     }
     rmSync(this.#childFile, { force: true });
-    const { pid, daemonPid } = record;
+    const { daemonPid } = record;
     if (daemonPid !== process.pid && isAlive(daemonPid)) return undefined; // not an orphan
-    if (!isAlive(pid)) return undefined;
-    // A recycled pid must not be killed: only a codex app-server is ours.
-    const cmd = commandLine(pid);
-    if (cmd !== undefined && !/codex/.test(cmd)) return undefined;
-    signalGroup(pid, "SIGTERM");
-    for (let i = 0; i < 50 && isAlive(pid); i++) await new Promise((r) => setTimeout(r, 100));
-    if (isAlive(pid)) signalGroup(pid, "SIGKILL");
-    return pid;
+    const ended = await Promise.all(
+      [...new Set([record.pid, ...(record.pids ?? [])])].map((pid) => reap(pid)),
+    );
+    return ended.find((pid) => pid !== undefined);
   }
+}
+
+async function reap(pid: number): Promise<number | undefined> {
+  if (!isAlive(pid)) return undefined;
+  // A recycled pid must not be killed: only a codex app-server is ours.
+  const cmd = commandLine(pid);
+  if (cmd !== undefined && !/codex/.test(cmd)) return undefined;
+  signalGroup(pid, "SIGTERM");
+  for (let i = 0; i < 50 && isAlive(pid); i++) await new Promise((r) => setTimeout(r, 100));
+  if (isAlive(pid)) signalGroup(pid, "SIGKILL");
+  return pid;
 }
 
 function signalGroup(pid: number, signal: NodeJS.Signals): void {

@@ -37,6 +37,20 @@ test("a child recorded by a dead daemon is ended at start-up, with its process g
   expect(isAlive(orphan.pid)).toBe(false);
 });
 
+test("every child of a pool recorded by a dead daemon is ended at start-up", async () => {
+  const dir = stateDir();
+  const recorder = new PidLedger(dir);
+  const pool = [fakeCodex(dir), fakeCodex(dir), fakeCodex(dir)];
+  for (const child of pool) recorder.recordChild(child.pid);
+  const record = JSON.parse(readFileSync(join(dir, "codex.pid"), "utf8"));
+  expect(record.pids).toEqual(pool.map((c) => c.pid));
+  // As a SIGKILLed daemon left it: its own pid dead.
+  writeFileSync(join(dir, "codex.pid"), JSON.stringify({ ...record, daemonPid: 999_999 }));
+  expect(pool.map((c) => c.pid)).toContain(await new PidLedger(dir).reapOrphan());
+  await Promise.all(pool.map((c) => c.exited));
+  for (const child of pool) expect(isAlive(child.pid)).toBe(false);
+});
+
 test("a child whose daemon is still alive is left alone", async () => {
   const dir = stateDir();
   const other = fakeCodex(dir);
