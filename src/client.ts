@@ -200,6 +200,10 @@ export class CodexdClient {
   ): Promise<Out<typeof S.EvaluateResult>> {
     return this.#json(S.EvaluateResult, "POST", "/v1/policies/evaluate", request);
   }
+  /** Each fleet's policy version, live sessions, token caps and spend by window. */
+  async fleets(): Promise<Out<typeof S.FleetInfo>[]> {
+    return (await this.#json(S.FleetList, "GET", "/v1/fleets")).fleets;
+  }
   async shutdown(): Promise<void> {
     await this.#json(S.ShutdownAccepted, "POST", "/v1/shutdown");
   }

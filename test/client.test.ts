@@ -4,6 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { CodexdApiError, CodexdClient, parseSse } from "../src/client.ts";
 import { createApp } from "../src/daemon/app.ts";
+import { BudgetExceeded } from "../src/daemon/budgets.ts";
 import { FakeService } from "./daemon/fake-service.ts";
 
 const CWD = mkdtempSync(join(tmpdir(), "codexd-client-"));
@@ -72,6 +73,59 @@ describe("CodexdClient against the app", () => {
     expect(await client.metrics()).toContain("codexd_sessions");
     await client.shutdown();
     expect(service.shutdownCalls).toBe(1);
+  });
+
+  test("fleets, and a spawn a spent token budget refuses: 429 with its details and Retry-After", async () => {
+    const { client, service, app } = setup();
+    const hour = { tokens: 1200, budget: 1000, reopensAt: "2026-01-01T01:00:00.000Z" };
+    service.fleetList = [{
+      name: "default",
+      policyVersion: "0123456789ab",
+      liveSessions: 2,
+      budgets: {
+        sessionTokens: 5000,
+        fleetTokensPerHour: 1000,
+        fleetTokensPerDay: null,
+        countCachedInput: false,
+      },
+      usage: { lastHour: hour, lastDay: { tokens: 1200, budget: null, reopensAt: null } },
+    }];
+    expect(await client.fleets()).toEqual(service.fleetList);
+    const metrics = await client.metrics();
+    expect(metrics).toContain('codexd_fleet_tokens{fleet="default",window="hour"} 1200');
+    expect(metrics).toContain('codexd_fleet_tokens{fleet="default",window="day"} 1200');
+    expect(metrics).toContain('codexd_fleet_token_budget{fleet="default",window="hour"} 1000');
+    expect(metrics).not.toContain('codexd_fleet_token_budget{fleet="default",window="day"}');
+    const paths = (await client.openapi()).paths as Record<string, Record<string, unknown>>;
+    expect(Object.keys(paths["/v1/fleets"] ?? {})).toEqual(["get"]);
+    expect(JSON.stringify(paths["/v1/sessions"])).toContain("BudgetError");
+
+    const now = Date.parse("2026-01-01T00:15:00.000Z");
+    service.spawnRefusal = new BudgetExceeded("spawn session", {
+      scope: "hour",
+      fleet: "default",
+      budget: 1000,
+      spend: 1200,
+      reopensAt: hour.reopensAt,
+    }, now);
+    const refused = await client.spawn({ prompt: "x", cwd: CWD }).catch((e) => e);
+    expect(refused).toMatchObject({ status: 429, code: "budget_exceeded" });
+    expect(refused.message).toContain("fleet default spent 1200 tokens in the last hour");
+    expect(refused.details).toEqual({
+      scope: "hour",
+      fleet: "default",
+      budget: 1000,
+      spend: 1200,
+      reopensAt: hour.reopensAt,
+      retryAfter: 2700,
+    });
+    const raw = await app.request("/v1/sessions", {
+      method: "POST",
+      headers: { authorization: "Bearer tok", "content-type": "application/json" },
+      body: JSON.stringify({ prompt: "x", cwd: CWD }),
+    });
+    expect(raw.status).toBe(429);
+    expect(raw.headers.get("retry-after")).toBe("2700");
   });
 
   test("errors carry status, code and field details", async () => {

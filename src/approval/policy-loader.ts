@@ -10,7 +10,13 @@ import type { z } from "zod";
 import type { ShellAnalyzer } from "./analyzer.ts";
 import { type CompiledPolicy, compilePolicy } from "./compiled-policy.ts";
 import type { PolicyIssue } from "./policy-errors.ts";
-import { type MergedPolicy, POLICY_DEFAULTS, PolicyFile, type RuleKind } from "./policy-schema.ts";
+import {
+  type MergedBudgets,
+  type MergedPolicy,
+  POLICY_DEFAULTS,
+  PolicyFile,
+  type RuleKind,
+} from "./policy-schema.ts";
 import { checkRule, reservedId, reservedMessage, type RulePath } from "./rule-checks.ts";
 
 type Path = RulePath;
@@ -235,10 +241,26 @@ function mergePolicies(files: ParsedFile[]): MergedPolicy {
       mcpServers: last((p) => p.spec?.mcpServers) ?? POLICY_DEFAULTS.specMcpServers,
       maxSandbox: last((p) => p.spec?.maxSandbox) ?? POLICY_DEFAULTS.specMaxSandbox,
     },
+    budgets: mergeBudgets(files.map((f) => f.policy.budgets)),
     // Shadowing is a property of one file, never inherited.
     mode: own.mode ?? "enforce",
     shadows: own.shadows,
   };
+}
+
+/** Each cap from the last file that sets it; `unlimited` (null) is a setting, not a gap. */
+function mergeBudgets(layers: Array<PolicyFile["budgets"]>): MergedBudgets {
+  const merged: MergedBudgets = { ...POLICY_DEFAULTS.budgets };
+  for (const layer of layers) {
+    if (layer === undefined) continue;
+    if (layer.sessionTokens !== undefined) merged.sessionTokens = layer.sessionTokens;
+    if (layer.fleetTokensPerHour !== undefined) {
+      merged.fleetTokensPerHour = layer.fleetTokensPerHour;
+    }
+    if (layer.fleetTokensPerDay !== undefined) merged.fleetTokensPerDay = layer.fleetTokensPerDay;
+    if (layer.countCachedInput !== undefined) merged.countCachedInput = layer.countCachedInput;
+  }
+  return merged;
 }
 
 function duplicateRuleId(merged: MergedPolicy): string | undefined {

@@ -63,6 +63,36 @@ export const EnvNameGlob = z.string().regex(
 export const SandboxMode = z.enum(["read-only", "workspace-write", "danger-full-access"]);
 export type SandboxMode = z.infer<typeof SandboxMode>;
 
+/** A number of tokens, or `unlimited` (no cap, also over a base policy's). */
+const TOKEN_CAP = "must be a positive whole number of tokens or unlimited";
+const TokenCap = z.union([
+  z.number(TOKEN_CAP).int(TOKEN_CAP).positive(TOKEN_CAP).max(Number.MAX_SAFE_INTEGER, TOKEN_CAP),
+  z.literal("unlimited", TOKEN_CAP),
+], TOKEN_CAP).transform((v) => (v === "unlimited" ? null : v));
+
+/**
+ * Token budgets (`src/daemon/budgets.ts`): a session's lifetime cap (also the most a spec's
+ * `budget.tokens` may ask for), and the fleet's caps over rolling windows of the last hour and
+ * the last 24 hours. Tokens counted are input + output (reasoning is part of output); cached
+ * input counts as input unless `countCachedInput: false`.
+ */
+export const Budgets = z.strictObject({
+  sessionTokens: TokenCap.optional(),
+  fleetTokensPerHour: TokenCap.optional(),
+  fleetTokensPerDay: TokenCap.optional(),
+  countCachedInput: z.boolean().optional(),
+}).superRefine((b, ctx) => {
+  const hour = b.fleetTokensPerHour;
+  const day = b.fleetTokensPerDay;
+  if (typeof hour === "number" && typeof day === "number" && hour > day) {
+    ctx.addIssue({
+      code: "custom",
+      path: ["fleetTokensPerHour"],
+      message: `${hour} is more than fleetTokensPerDay ${day}: the hourly cap could never bind`,
+    });
+  }
+});
+
 const PolicyName = z.string().regex(
   /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/,
   "must match [A-Za-z0-9][A-Za-z0-9._-]{0,63}",
@@ -116,6 +146,7 @@ export const PolicyFile = z.strictObject({
     /** The loosest sandbox a spec may name. */
     maxSandbox: SandboxMode.optional(),
   }).optional(),
+  budgets: Budgets.optional(),
   mode: z.enum(["enforce", "shadow"]).optional(),
   shadows: PolicyName.optional(),
 }).superRefine((p, ctx) => {
@@ -158,8 +189,17 @@ export interface MergedPolicy {
     mcpServers: "allow" | "deny";
     maxSandbox: SandboxMode;
   };
+  /** Token caps; null: no cap. */
+  budgets: MergedBudgets;
   mode: "enforce" | "shadow";
   shadows?: string;
+}
+
+export interface MergedBudgets {
+  sessionTokens: number | null;
+  fleetTokensPerHour: number | null;
+  fleetTokensPerDay: number | null;
+  countCachedInput: boolean;
 }
 
 export const POLICY_DEFAULTS = {
@@ -173,4 +213,11 @@ export const POLICY_DEFAULTS = {
   /** Fail closed: a policy that says nothing lets a spec set no env, start no MCP server. */
   specMcpServers: "deny",
   specMaxSandbox: "workspace-write",
+  /** No caps unless a policy sets them; cached input counts in full (every token the model read). */
+  budgets: {
+    sessionTokens: null,
+    fleetTokensPerHour: null,
+    fleetTokensPerDay: null,
+    countCachedInput: true,
+  },
 } as const;

@@ -119,7 +119,15 @@ export const UsageTotals = z.object({
   reasoningTokens: z.number(),
 }).openapi("Usage");
 
-export const SessionStatus = z.enum(["running", "idle", "stopped", "failed", "interrupted"]);
+/** `budget_exceeded`: a token budget stopped it; resumable once the budget has room. */
+export const SessionStatus = z.enum([
+  "running",
+  "idle",
+  "stopped",
+  "failed",
+  "interrupted",
+  "budget_exceeded",
+]);
 export type SessionStatus = z.infer<typeof SessionStatus>;
 
 /** One session as listed. No `env`: the spec's environment values are secrets. */
@@ -305,3 +313,60 @@ export const EvaluateResult = z.object({
 export type EvaluateResult = z.infer<typeof EvaluateResult>;
 
 export const ShutdownAccepted = z.object({ status: z.literal("stopping") }).openapi("Shutdown");
+
+// ---------------------------------------------------------------------------------------------
+// Fleets and token budgets (src/daemon/budgets.ts)
+
+const Tokens = z.number().int().nonnegative();
+
+/** A policy's token caps; null: no cap. */
+export const FleetBudgets = z.object({
+  sessionTokens: Tokens.nullable(),
+  fleetTokensPerHour: Tokens.nullable(),
+  fleetTokensPerDay: Tokens.nullable(),
+  countCachedInput: z.boolean(),
+}).openapi("FleetBudgets");
+
+/** A fleet's spend over a rolling window. */
+export const BudgetWindow = z.object({
+  tokens: Tokens,
+  /** The fleet's cap over this window; null: none. */
+  budget: Tokens.nullable(),
+  /** While the window is spent: when it has room again; else null. */
+  reopensAt: z.string().nullable(),
+}).openapi("BudgetWindow");
+
+export const FleetInfo = z.object({
+  /** The policy's name (a spec's `policy`). */
+  name: z.string(),
+  /** null when no policy of that name is loaded (sessions or spend remain). */
+  policyVersion: z.string().nullable(),
+  /** Sessions running or idle. */
+  liveSessions: z.number().int().nonnegative(),
+  budgets: FleetBudgets.nullable(),
+  usage: z.object({ lastHour: BudgetWindow, lastDay: BudgetWindow }),
+}).openapi("Fleet");
+export type FleetInfo = z.input<typeof FleetInfo>;
+export const FleetList = z.object({ fleets: z.array(FleetInfo) }).openapi("FleetList");
+
+/** The `details` of a 429 `budget_exceeded`. */
+export const BudgetRefusal = z.object({
+  /** `session`: the session's own cap; `hour`, `day`: the fleet's rolling windows. */
+  scope: z.enum(["session", "hour", "day"]),
+  fleet: z.string(),
+  /** The cap, in tokens. */
+  budget: Tokens,
+  /** Tokens counted against it. */
+  spend: Tokens,
+  /** When the window has room again (also the `Retry-After` header); null for a session's cap. */
+  reopensAt: z.string().nullable(),
+  /** Seconds until `reopensAt`. */
+  retryAfter: z.number().int().nonnegative().nullable(),
+}).openapi("BudgetRefusal");
+export const BudgetErrorBody = z.object({
+  error: z.object({
+    code: z.literal("budget_exceeded"),
+    message: z.string(),
+    details: BudgetRefusal,
+  }),
+}).openapi("BudgetError");

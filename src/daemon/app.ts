@@ -12,6 +12,7 @@ import type { ContentfulStatusCode } from "hono/utils/http-status";
 import { CodexdError, type ErrorCode, errorMessage, InvalidInput, RpcError } from "../errors.ts";
 import * as S from "./api-schemas.ts";
 import { bearerAuth, isAuthenticated } from "./auth.ts";
+import { BudgetExceeded } from "./budgets.ts";
 import {
   allowedHosts,
   DEFAULT_LIMITS,
@@ -184,6 +185,15 @@ const errors = {
 const limited = {
   429: json(S.ErrorBody, "Over limits.maxLiveSessions or limits.maxEventStreams; see Retry-After"),
 };
+/** What starts a turn: refused while a token budget is spent (and over the session limit). */
+const budgeted = {
+  429: json(
+    z.union([S.BudgetErrorBody, S.ErrorBody]),
+    "A token budget of the fleet or the session is spent (`budget_exceeded`: `details` gives " +
+      "the budget, the spend and when the window reopens, also as Retry-After), or over " +
+      "limits.maxLiveSessions",
+  ),
+};
 const bodyErrors = {
   ...errors,
   413: json(S.ErrorBody, "Body over 1 MiB"),
@@ -216,7 +226,7 @@ const routes = {
     method: "post",
     path: "/v1/sessions",
     request: { body: body(S.Spec) },
-    responses: { 201: json(S.SpawnResult, "Session spawned"), ...bodyErrors, ...limited },
+    responses: { 201: json(S.SpawnResult, "Session spawned"), ...bodyErrors, ...budgeted },
   }),
   list: createRoute({
     method: "get",
@@ -239,13 +249,13 @@ const routes = {
     method: "post",
     path: "/v1/sessions/{id}/turns",
     request: { params: S.SessionParams, body: body(S.TurnRequest) },
-    responses: { 202: json(S.SendResult, "Turn started or queued"), ...bodyErrors },
+    responses: { 202: json(S.SendResult, "Turn started or queued"), ...bodyErrors, ...budgeted },
   }),
   resume: createRoute({
     method: "post",
     path: "/v1/sessions/{id}/resume",
     request: { params: S.SessionParams, body: body(S.Spec) },
-    responses: { 201: json(S.SpawnResult, "Session resumed"), ...bodyErrors, ...limited },
+    responses: { 201: json(S.SpawnResult, "Session resumed"), ...bodyErrors, ...budgeted },
   }),
   inject: createRoute({
     method: "post",
@@ -316,6 +326,18 @@ const routes = {
         S.CodexRestartAccepted,
         "Rolling restart started: the config's codex settings are read again and every codex " +
           "child is replaced, one at a time, its sessions moved between turns (no turn fails)",
+      ),
+      ...errors,
+    },
+  }),
+  fleets: createRoute({
+    method: "get",
+    path: "/v1/fleets",
+    responses: {
+      200: json(
+        S.FleetList,
+        "Each fleet: policy version, live sessions, token caps and spend over the last hour " +
+          "and the last 24 hours (rolling windows)",
       ),
       ...errors,
     },
@@ -506,6 +528,10 @@ export function createApp(options: CreateAppOptions): CodexdApp {
       }
       return errorResponse(c, error.status as ContentfulStatusCode, "http_error", error.message);
     }
+    if (error instanceof BudgetExceeded) {
+      if (error.retryAfter !== null) c.header("Retry-After", String(error.retryAfter));
+      return errorResponse(c, 429, error.code, error.message, error.details);
+    }
     if (error instanceof TooManyRequests) {
       c.header("Retry-After", String(RETRY_AFTER_SECONDS));
       return errorResponse(c, 429, "too_many_requests", error.message);
@@ -683,6 +709,11 @@ export function createApp(options: CreateAppOptions): CodexdApp {
     return c.json(S.EvaluateResult.parse(result), 200);
   });
 
+  app.openapi(routes.fleets, async (c) => {
+    const fleets = (await service.fleets?.() ?? []).map((f) => S.FleetInfo.parse(f));
+    return c.json({ fleets }, 200);
+  });
+
   app.openapi(routes.shutdown, (c) => {
     service.shutdown();
     return c.json({ status: "stopping" as const }, 202);
@@ -708,6 +739,21 @@ export function createApp(options: CreateAppOptions): CodexdApp {
     for (const session of await service.list()) metrics.sessions.inc({ status: session.status });
     const health = await service.health();
     metrics.pendingApprovals.set({}, health.sessions?.pendingApprovals ?? 0);
+    metrics.fleetTokens.reset();
+    metrics.fleetTokenBudget.reset();
+    for (const fleet of await service.fleets?.() ?? []) {
+      for (
+        const [window, usage] of [
+          ["hour", fleet.usage.lastHour],
+          ["day", fleet.usage.lastDay],
+        ] as const
+      ) {
+        metrics.fleetTokens.set({ fleet: fleet.name, window }, usage.tokens);
+        if (usage.budget !== null) {
+          metrics.fleetTokenBudget.set({ fleet: fleet.name, window }, usage.budget);
+        }
+      }
+    }
     return c.body(metrics.registry.render(), 200, {
       "content-type": "text/plain; version=0.0.4; charset=utf-8",
     });

@@ -186,6 +186,14 @@ export interface DaemonMetrics {
   rpcRetries: Counter;
   /** Labels: method, route, status. */
   requestSeconds: Histogram;
+  /** Set at each scrape: tokens each fleet spent. Labels: fleet, window (`hour`, `day`). */
+  fleetTokens: Gauge;
+  /** Set at each scrape: each fleet's caps (capped windows only). Labels: fleet, window. */
+  fleetTokenBudget: Gauge;
+  /** Caps crossed (a turn or session stopped). Labels: fleet, scope (`session`, `hour`, `day`). */
+  budgetExceeded: Counter;
+  /** Spawns, resumes and turns refused with 429 by a spent cap. Labels: fleet, scope. */
+  budgetRefusals: Counter;
 }
 
 export function createDaemonMetrics(): DaemonMetrics {
@@ -221,6 +229,26 @@ export function createDaemonMetrics(): DaemonMetrics {
       "codexd_rpc_retries_total",
       "JSON-RPC requests to codex retried after a transient refusal (-32001), by method",
       ["method"],
+    ),
+    fleetTokens: registry.gauge(
+      "codexd_fleet_tokens",
+      "Tokens a fleet spent over a rolling window (hour: last 60 minutes, day: last 24 hours)",
+      ["fleet", "window"],
+    ),
+    fleetTokenBudget: registry.gauge(
+      "codexd_fleet_token_budget",
+      "A fleet's token cap over a rolling window (only capped windows)",
+      ["fleet", "window"],
+    ),
+    budgetExceeded: registry.counter(
+      "codexd_budget_exceeded_total",
+      "Token budgets crossed, by fleet and scope (session, hour, day)",
+      ["fleet", "scope"],
+    ),
+    budgetRefusals: registry.counter(
+      "codexd_budget_refusals_total",
+      "Spawns, resumes and turns refused (429) because a token budget was spent",
+      ["fleet", "scope"],
     ),
     requestSeconds: registry.histogram(
       "codexd_http_request_duration_seconds",

@@ -109,6 +109,8 @@ export interface DaemonDeps {
   journalBufferLimit?: number;
   /** Retries of requests codex refused as transient (default 1 s, 2 s, 4 s; see retry.ts). */
   rpcRetry?: RetryPolicy;
+  /** The sessions' clock (token budget windows, timestamps); tests move it by hand. */
+  now?: () => Date;
   /** Reads the config again for a rolling restart (its codex bin, args and env are taken). */
   reloadConfig?: () => ResolvedConfig;
   /** A child's resident memory in bytes (tests; default /proc/<pid>/status). */
@@ -280,6 +282,7 @@ export async function startDaemon(
     version: embeddedAssets.version ?? "0.1.0",
     problems: () => problems,
     onShutdownRequested: () => void setTimeout(() => void stop(), 50),
+    ...(deps.now && { now: deps.now }),
     log,
   });
   const app = createApp({

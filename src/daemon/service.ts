@@ -10,6 +10,7 @@ import type {
   ApprovalsView,
   EvaluateRequest,
   EvaluateResult,
+  FleetInfo,
   Health,
   InjectResult,
   PolicySummary,
@@ -66,6 +67,8 @@ export interface SessionService {
   reloadPolicies(): Promise<ReloadReport>;
   /** @throws UnknownPolicy (src/approval/policy-errors.ts) */
   evaluatePolicy(request: EvaluateRequest): Promise<EvaluateResult>;
+  /** Fleets with their live sessions, token caps and spend (`GET /v1/fleets`); none if absent. */
+  fleets?(): Promise<FleetInfo[]>;
   /**
    * Starts a graceful shutdown and returns at once, so the HTTP answer (202) can still be sent;
    * the integrator closes the listener after in-flight responses.

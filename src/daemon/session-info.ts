@@ -70,6 +70,8 @@ export function statusAfterError(code: string): SessionStatus | undefined {
       return "interrupted";
     case "context_cancelled":
       return "stopped";
+    case "budget_exceeded":
+      return "budget_exceeded";
     default:
       return undefined;
   }

@@ -8,11 +8,12 @@
  * restart it is `interrupted`, and `resume` brings it back under the same id.
  */
 import type { ApprovalBridge } from "../approval/bridge.ts";
+import { POLICY_DEFAULTS } from "../approval/policy-schema.ts";
 import type { PolicyStore } from "../approval/policy-store.ts";
 import { guardSpecOrThrow, type SpecGuardContext } from "../approval/spec-guard.ts";
 import { errorMessage, ProviderUnavailable, WrongState } from "../errors.ts";
 import type { CodexHandle } from "../provider/codex/handle.ts";
-import type { SessionEvent } from "../provider/events.ts";
+import type { BudgetReport, SessionEvent, Usage } from "../provider/events.ts";
 import { planSpawn } from "../provider/codex/plan.ts";
 import { CODEX_CAPABILITIES } from "../provider/codex/provider.ts";
 import type { Spec } from "../provider/spec.ts";
@@ -21,6 +22,7 @@ import type {
   ApprovalsView,
   EvaluateRequest,
   EvaluateResult,
+  FleetInfo,
   Health,
   InjectResult,
   PolicySummary,
@@ -31,6 +33,15 @@ import type {
   SpawnResult,
   StoredEvent,
 } from "./api-schemas.ts";
+import {
+  BudgetExceeded,
+  type BudgetLimits,
+  Budgets,
+  checkSpecBudget,
+  countedTokens,
+  describeExhausted,
+  WARNING_RATIO,
+} from "./budgets.ts";
 import type { Journal } from "./journal.ts";
 import { PolicyRoutes } from "./policy-routes.ts";
 import { addUsage, sessionInfo, statusAfterError, ZERO_USAGE } from "./session-info.ts";
@@ -68,6 +79,11 @@ export interface SessionManagerOptions {
 interface Live {
   handle: CodexHandle;
   pump: Promise<void>;
+  /** The fleet (policy) the session runs under, and its spec's own token budget. */
+  fleet: string;
+  budgetTokens?: number;
+  /** A budget stopped it: the session ends `budget_exceeded` (resumable), not `stopped`. */
+  budgetStopped?: boolean;
 }
 
 export class SessionManager implements SessionService {
@@ -77,11 +93,16 @@ export class SessionManager implements SessionService {
   readonly #startedAt = Date.now();
   /** The newest event time of each session this process pumped (see #pump). */
   readonly #lastEventAt = new Map<string, string>();
+  readonly #budgets: Budgets;
   #accepting = true;
 
   constructor(options: SessionManagerOptions) {
     this.#o = options;
     this.#policyRoutes = new PolicyRoutes(options.policies);
+    this.#budgets = new Budgets({
+      store: options.store,
+      now: () => (options.now?.() ?? new Date()).getTime(),
+    });
   }
 
   // -------------------------------------------------------------------------------------------
@@ -93,6 +114,8 @@ export class SessionManager implements SessionService {
     const spec = this.#guard("spawn session", requested, policy);
     // The plan is pure: it refuses bypassPermissions here, before anything is recorded.
     const plan = planSpawn(spec, { allowBypass: this.#o.policies.allowsBypass(spec.policy) });
+    checkSpecBudget("spawn session", spec, policy.merged.budgets);
+    this.#admit("spawn session", spec.policy, undefined, spec.budget?.tokens);
     const sessionId = `ses_${crypto.randomUUID().replaceAll("-", "")}`;
     this.#o.store.createSession({
       id: sessionId,
@@ -111,6 +134,9 @@ export class SessionManager implements SessionService {
 
   async resume(sessionId: string, requested: Spec): Promise<SpawnResult> {
     const row = this.#row(sessionId);
+    // A session a budget is stopping is as good as stopped: wait for it to unload.
+    const stopping = this.#live.get(sessionId);
+    if (stopping?.budgetStopped) await stopping.pump;
     if (this.#live.has(sessionId)) {
       throw new WrongState(`Cannot resume session ${sessionId}: it is live; send a turn instead`);
     }
@@ -118,6 +144,8 @@ export class SessionManager implements SessionService {
     const policy = this.#checkPolicy(requested);
     const spec = this.#guard("resume session", requested, policy);
     const plan = planSpawn(spec, { allowBypass: this.#o.policies.allowsBypass(spec.policy) });
+    checkSpecBudget("resume session", spec, policy.merged.budgets);
+    this.#admit("resume session", spec.policy, sessionId, spec.budget?.tokens);
     this.#o.store.updateSession(sessionId, {
       status: "running",
       spec: redactSpec(spec),
@@ -138,6 +166,7 @@ export class SessionManager implements SessionService {
 
   async send(sessionId: string, prompt: string): Promise<SendResult> {
     const live = this.#liveSession(sessionId, "send a turn");
+    this.#admit("send a turn", live.fleet, sessionId, live.budgetTokens);
     this.#record(sessionId, { type: "system", subtype: "user_prompt", text: prompt });
     const receipt = await live.handle.send(prompt);
     return { ...(receipt.turnId && { turnId: receipt.turnId }), queued: receipt.queued };
@@ -292,6 +321,31 @@ export class SessionManager implements SessionService {
     return Promise.resolve(this.#policyRoutes.evaluate(body));
   }
 
+  /** Every fleet (enforced policy, or one with live sessions or spend): sessions, caps, spend. */
+  fleets(): Promise<FleetInfo[]> {
+    const policies = this.#o.policies.list().filter((p) => p.mode === "enforce");
+    const live = new Map<string, number>();
+    for (const l of this.#live.values()) live.set(l.fleet, (live.get(l.fleet) ?? 0) + 1);
+    const names = new Set([
+      ...policies.map((p) => p.name),
+      ...live.keys(),
+      ...this.#budgets.fleetsWithSpend(),
+    ]);
+    return Promise.resolve(
+      [...names].sort().map((name) => {
+        const policy = policies.find((p) => p.name === name);
+        const limits = policy ? this.#limits(name) : undefined;
+        return {
+          name,
+          policyVersion: policy?.version ?? null,
+          liveSessions: live.get(name) ?? 0,
+          budgets: limits ?? null,
+          usage: this.#budgets.usage(name, limits),
+        };
+      }),
+    );
+  }
+
   // -------------------------------------------------------------------------------------------
 
   /**
@@ -322,7 +376,7 @@ export class SessionManager implements SessionService {
         : error;
     }
     this.#o.store.updateSession(sessionId, { threadId: handle.threadId });
-    this.#attach(sessionId, handle);
+    this.#attach(sessionId, handle, spec);
     return {
       sessionId,
       threadId: handle.threadId,
@@ -330,8 +384,13 @@ export class SessionManager implements SessionService {
     };
   }
 
-  #attach(sessionId: string, handle: CodexHandle): void {
-    const live: Live = { handle, pump: Promise.resolve() };
+  #attach(sessionId: string, handle: CodexHandle, spec: Spec): void {
+    const live: Live = {
+      handle,
+      pump: Promise.resolve(),
+      fleet: spec.policy,
+      ...(spec.budget && { budgetTokens: spec.budget.tokens }),
+    };
     this.#live.set(sessionId, live);
     live.pump = this.#pump(sessionId, handle).finally(() => {
       if (this.#live.get(sessionId) === live) this.#live.delete(sessionId);
@@ -372,6 +431,9 @@ export class SessionManager implements SessionService {
           case "approval":
             this.#o.metrics?.approvals.inc({ decision: event.decision, source: event.source });
             break;
+          case "usage":
+            this.#spend(sessionId, event);
+            break;
         }
         if (Object.keys(patch).length > 0) {
           this.#o.store.updateSession(sessionId, { ...patch, lastEventAt: event.ts });
@@ -389,11 +451,93 @@ export class SessionManager implements SessionService {
       this.#o.store.updateSession(sessionId, {
         // A stream that ended without a terminal cause was stopped by us: by the runner (stop
         // sets `stopped` itself), or by the daemon going down, which leaves it resumable.
-        status: finalStatus ?? (this.#accepting ? "stopped" : "interrupted"),
+        status: finalStatus ??
+          (this.#live.get(sessionId)?.budgetStopped
+            ? "budget_exceeded"
+            : this.#accepting
+            ? "stopped"
+            : "interrupted"),
         currentTurnId: null,
         ...(this.#lastEventAt.has(sessionId) && { lastEventAt: this.#lastEventAt.get(sessionId) }),
       });
     }
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Budgets (src/daemon/budgets.ts)
+
+  /** The fleet's caps; none for a fleet whose policy is gone (its sessions run on, uncapped). */
+  #limits(fleet: string): BudgetLimits {
+    try {
+      return this.#o.policies.get(fleet).merged.budgets;
+    } catch {
+      return POLICY_DEFAULTS.budgets;
+    }
+  }
+
+  /** Refuses (429) what would start a turn while a cap of the fleet or the session is spent. */
+  #admit(action: string, fleet: string, sessionId: string | undefined, specTokens?: number) {
+    const [binding] = this.#budgets.exhausted(fleet, sessionId, this.#limits(fleet), specTokens);
+    if (binding === undefined) return;
+    this.#o.metrics?.budgetRefusals.inc({ fleet, scope: binding.scope });
+    throw new BudgetExceeded(action, binding, this.#budgets.now(), sessionId);
+  }
+
+  /** Counts a model response's tokens; warns at 80 % of a cap and stops turns at 100 %. */
+  #spend(sessionId: string, event: Usage & { turnId?: string }): void {
+    const live = this.#live.get(sessionId);
+    if (!live) return;
+    const limits = this.#limits(live.fleet);
+    const outcome = this.#budgets.record(
+      live.fleet,
+      sessionId,
+      countedTokens(event, limits.countCachedInput),
+      limits,
+      live.budgetTokens,
+    );
+    for (const report of outcome.warnings) {
+      const percent = Math.floor((report.spend / report.budget) * 100);
+      this.#record(sessionId, {
+        type: "system",
+        subtype: "budget_warning",
+        ...(event.turnId && { turnId: event.turnId }),
+        message: `${percent} % of the ${scopeName(report)} token budget is spent ` +
+          `(${report.spend} of ${report.budget})`,
+        threshold: WARNING_RATIO,
+        ...report,
+      });
+    }
+    for (const report of outcome.crossed) {
+      this.#o.metrics?.budgetExceeded.inc({ fleet: report.fleet, scope: report.scope });
+    }
+    for (const report of outcome.exhausted) {
+      if (report.scope === "session") {
+        this.#stopForBudget(sessionId, live, report);
+        continue;
+      }
+      // A fleet's window: every turn of the fleet that runs now spends it.
+      for (const [id, other] of this.#live) {
+        if (other.fleet === report.fleet && other.handle.busy) {
+          this.#stopForBudget(id, other, report);
+        }
+      }
+    }
+  }
+
+  /** Ends the running turn with `error{budget_exceeded}` and unloads the session (resumable). */
+  #stopForBudget(sessionId: string, live: Live, report: BudgetReport): void {
+    if (live.budgetStopped) return;
+    live.budgetStopped = true;
+    this.#o.log?.("info", "a token budget stopped a session", { sessionId, ...report });
+    live.handle.stop("budget_exceeded", {
+      message: `Stopped: ${describeExhausted(report, sessionId)}`,
+      budget: report,
+    }).catch((error) =>
+      this.#o.log?.("warn", "stopping a session over budget failed", {
+        sessionId,
+        error: errorMessage(error),
+      })
+    );
   }
 
   /** Prompts and final answers, for re-seeding a thread codex could not resume. */
@@ -478,4 +622,10 @@ export class SessionManager implements SessionService {
   #now(): string {
     return (this.#o.now?.() ?? new Date()).toISOString();
   }
+}
+
+function scopeName(report: BudgetReport): string {
+  return report.scope === "session"
+    ? "session's"
+    : `fleet ${report.fleet}'s ${report.scope === "hour" ? "hourly" : "daily"}`;
 }

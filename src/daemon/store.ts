@@ -1,5 +1,6 @@
 /**
- * Durable state in `<stateDir>/codexd.db` (node:sqlite, WAL): sessions and their events.
+ * Durable state in `<stateDir>/codexd.db` (node:sqlite, WAL): sessions, their events and the
+ * tokens they spent (for the budgets).
  *
  * One daemon owns a state dir (the pid ledger enforces it), so sequence numbers are allocated
  * here, in memory, from the stored maximum: an event's `seq` increases per session and is never
@@ -19,7 +20,8 @@ import type { StoredEvent } from "./api-schemas.ts";
 import { rememberJson } from "./event-json.ts";
 import { SessionStatus } from "./api-schemas.ts";
 
-const SCHEMA_VERSION = 1;
+/** 2: token spend (`token_spend`, `session_spend`); a version-1 database gains the tables. */
+const SCHEMA_VERSION = 2;
 
 const UsageRow = z.object({
   inputTokens: z.number(),
@@ -83,6 +85,17 @@ const StoredEventJson = z.looseObject({
   ts: z.string(),
 });
 const MaxSeq = z.object({ session_id: z.string(), seq: z.number() });
+const SpendRecord = z.object({ fleet: z.string(), at: z.number(), tokens: z.number() });
+const SessionSpendRecord = z.object({ tokens: z.number() });
+
+/** Tokens one model response spent, as counted against the budgets (src/daemon/budgets.ts). */
+export interface SpendRow {
+  fleet: string;
+  sessionId: string;
+  /** Milliseconds since the epoch. */
+  at: number;
+  tokens: number;
+}
 const SpecJson = z.record(z.string(), z.unknown());
 
 /** Column of each patchable field, and how its value is stored. */
@@ -285,6 +298,44 @@ export class Store {
   }
 
   /**
+   * Records a response's tokens: in the fleet's ledger (read back for the rolling windows) and
+   * in the session's lifetime total, in the current grouped transaction.
+   */
+  recordSpend(row: SpendRow): void {
+    this.#write(() => {
+      this.#db.prepare(
+        "INSERT INTO token_spend (fleet, session_id, at, tokens) VALUES (?, ?, ?, ?)",
+      ).run(row.fleet, row.sessionId, row.at, row.tokens);
+      this.#db.prepare(
+        `INSERT INTO session_spend (session_id, tokens) VALUES (?, ?)
+         ON CONFLICT (session_id) DO UPDATE SET tokens = tokens + excluded.tokens`,
+      ).run(row.sessionId, row.tokens);
+    });
+  }
+
+  /** The ledger's entries after `after` (ms), oldest first. */
+  spendSince(after: number): Array<Omit<SpendRow, "sessionId">> {
+    return this.#db.prepare(
+      "SELECT fleet, at, tokens FROM token_spend WHERE at > ? ORDER BY at, rowid",
+    ).all(after).map((row) => SpendRecord.parse(row));
+  }
+
+  /** Tokens a session spent over its whole life. */
+  sessionSpend(sessionId: string): number {
+    const row = this.#db.prepare("SELECT tokens FROM session_spend WHERE session_id = ?")
+      .get(sessionId);
+    return row === undefined ? 0 : SessionSpendRecord.parse(row).tokens;
+  }
+
+  /** Drops ledger entries at or before `before` (ms): no window reaches back that far. */
+  pruneSpend(before: number): number {
+    const result = this.#write(() =>
+      this.#db.prepare("DELETE FROM token_spend WHERE at <= ?").run(before)
+    );
+    return Number(result.changes);
+  }
+
+  /**
    * After a restart no codex thread is loaded: sessions that were `running` or `idle` become
    * `interrupted` (resumable). Returns their ids.
    */
@@ -352,6 +403,17 @@ function migrate(db: DatabaseSync): void {
       PRIMARY KEY (session_id, seq)
     ) WITHOUT ROWID;
     CREATE INDEX IF NOT EXISTS events_by_type ON events (session_id, type, seq);
+    CREATE TABLE IF NOT EXISTS token_spend (
+      fleet TEXT NOT NULL,
+      session_id TEXT NOT NULL,
+      at INTEGER NOT NULL,
+      tokens INTEGER NOT NULL
+    );
+    CREATE INDEX IF NOT EXISTS token_spend_by_time ON token_spend (at);
+    CREATE TABLE IF NOT EXISTS session_spend (
+      session_id TEXT PRIMARY KEY,
+      tokens INTEGER NOT NULL
+    ) WITHOUT ROWID;
     PRAGMA user_version = ${SCHEMA_VERSION};
   `);
 }

@@ -19,7 +19,24 @@ export type ErrorCode =
   | "app_server_crashed"
   | "timeout"
   | "daemon_shutdown"
-  | "start_failed";
+  | "start_failed"
+  | "budget_exceeded";
+
+/** Which token budget a `budget_warning` or `budget_exceeded` is about (src/daemon/budgets.ts). */
+export interface BudgetReport {
+  /** `session`: the session's lifetime cap; `hour`/`day`: the fleet's rolling windows. */
+  scope: "session" | "hour" | "day";
+  fleet: string;
+  /** The cap, in tokens. */
+  budget: number;
+  /** Tokens counted against it so far. */
+  spend: number;
+  /**
+   * When the window has room again (ISO), once it is spent; null while it has room, and always
+   * for a session's cap, which no time reopens.
+   */
+  reopensAt: string | null;
+}
 
 /** An event as a provider produces it; the handle adds `sessionId` and `ts`. */
 export type EventBody =
@@ -42,7 +59,7 @@ export type EventBody =
   | { type: "usage"; turnId?: string } & Usage
   | { type: "system"; turnId?: string; subtype: string; message?: string; [key: string]: unknown }
   | { type: "result"; turnId?: string; text: string; usage?: Usage; turnStatus: string }
-  | { type: "error"; turnId?: string; code: ErrorCode; message: string };
+  | { type: "error"; turnId?: string; code: ErrorCode; message: string; budget?: BudgetReport };
 
 export type SessionEvent = EventBody & { sessionId: string; ts: string };
 

@@ -55,6 +55,13 @@ export const Spec = z.strictObject({
   timeoutMs: z.number().int().positive().max(7 * 24 * 3600_000).optional(),
   /** What `send` does while a turn runs: queue it (default) or interrupt the running turn. */
   onBusy: z.enum(["queue", "interrupt"]).default("queue"),
+  /**
+   * The session's token budget over its whole life (input + output, cached input as its policy
+   * says); at most the policy's `budgets.sessionTokens`, which applies when this is absent.
+   */
+  budget: z.strictObject({
+    tokens: z.number().int().positive().max(Number.MAX_SAFE_INTEGER),
+  }).optional(),
   /** Opaque to codexd: stored and listed with the session. */
   metadata: z.record(z.string(), z.unknown()).optional(),
 });

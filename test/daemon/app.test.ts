@@ -292,6 +292,7 @@ describe("happy paths", () => {
     expect(ops.sort()).toEqual([
       "DELETE /v1/sessions/{id}",
       "GET /v1/capabilities",
+      "GET /v1/fleets",
       "GET /v1/health",
       "GET /v1/policies",
       "GET /v1/sessions",

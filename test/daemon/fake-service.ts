@@ -7,6 +7,7 @@ import type {
   ApprovalsView,
   EvaluateRequest,
   EvaluateResult,
+  FleetInfo,
   Health,
   InjectResult,
   PolicySummary,
@@ -49,6 +50,10 @@ export class FakeService implements SessionService {
   policies: PolicySummary[] = [
     { name: "default", version: "v1", mode: "enforce", default: "ask", allowBypass: false },
   ];
+  /** What `GET /v1/fleets` lists. */
+  fleetList: FleetInfo[] = [];
+  /** While set, spawn throws it (a spent token budget: BudgetExceeded). */
+  spawnRefusal: Error | undefined;
   #next = 1;
 
   #session(id: string): FakeSession {
@@ -113,6 +118,7 @@ export class FakeService implements SessionService {
 
   spawn(spec: Spec): Promise<SpawnResult> {
     if (this.down) throw new ServiceUnavailable("Cannot spawn session: codex is restarting");
+    if (this.spawnRefusal) throw this.spawnRefusal;
     if (!this.policies.some((p) => p.name === spec.policy)) {
       throw new UnknownPolicy(spec.policy, this.policies.map((p) => p.name));
     }
@@ -322,6 +328,10 @@ export class FakeService implements SessionService {
       reason: deny ? "deletes recursively" : "allowed",
       policyVersion: policy.version,
     });
+  }
+
+  fleets(): Promise<FleetInfo[]> {
+    return Promise.resolve(this.fleetList);
   }
 
   shutdown(): void {

@@ -70,6 +70,15 @@ async function drain(handle: CodexHandle): Promise<SessionEvent[]> {
   return events;
 }
 
+const usageBreakdown = (inputTokens: number) => ({
+  totalTokens: inputTokens,
+  inputTokens,
+  cachedInputTokens: 0,
+  cacheWriteInputTokens: 0,
+  outputTokens: 0,
+  reasoningOutputTokens: 0,
+});
+
 const completed = (id: string, status = "completed") => ({
   threadId: "th1",
   turn: { id, status, items: [], error: status === "failed" ? { message: "boom" } : null },
@@ -124,6 +133,54 @@ describe("CodexHandle turns", () => {
       usage: { inputTokens: 10, cachedInputTokens: 2, outputTokens: 5, reasoningTokens: 1 },
     });
     expect(events.filter(isTerminal)).toHaveLength(1);
+  });
+
+  test("a usage report codex repeats (same total: only rate limits changed) is journaled once", async () => {
+    const { handle } = makeHandle();
+    await handle.startTurn("hello");
+    const report = (total: number, last: number) => ({
+      threadId: "th1",
+      turnId: "turn-1",
+      tokenUsage: {
+        total: usageBreakdown(total),
+        last: usageBreakdown(last),
+      },
+    });
+    handle.onNotification("thread/tokenUsage/updated", report(100, 100));
+    handle.onNotification("thread/tokenUsage/updated", report(100, 100)); // a repeat
+    handle.onNotification("thread/tokenUsage/updated", report(160, 60));
+    handle.onNotification("turn/completed", completed("turn-1"));
+    await handle.stop();
+    const usage = (await drain(handle)).filter((e) => e.type === "usage");
+    expect(usage.map((e) => e.type === "usage" && e.inputTokens)).toEqual([100, 60]);
+  });
+
+  test("stop with a code and detail: the running turn's one terminal event carries them", async () => {
+    const { handle, rpc } = makeHandle();
+    await handle.startTurn("hello");
+    expect(handle.busy).toBe(true);
+    const budget = {
+      scope: "session" as const,
+      fleet: "default",
+      budget: 10,
+      spend: 12,
+      reopensAt: null,
+    };
+    await handle.stop("budget_exceeded", { message: "over budget", budget });
+    await handle.stop(); // idempotent: the first stop's code stands
+    expect(handle.busy).toBe(false);
+    const events = await drain(handle);
+    expect(events.filter(isTerminal)).toEqual([
+      expect.objectContaining({
+        type: "error",
+        code: "budget_exceeded",
+        message: "over budget",
+        budget,
+        turnId: "turn-1",
+      }),
+    ]);
+    expect(events.at(-1)).toMatchObject({ subtype: "session_stopped", reason: "budget_exceeded" });
+    expect(rpc.methods()).toContain("turn/interrupt");
   });
 
   test("send while a turn runs is queued and starts when it completes", async () => {

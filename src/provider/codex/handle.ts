@@ -9,6 +9,7 @@
 import { z } from "zod";
 import { errorMessage, NoActiveTurn, RpcError, WrongState } from "../../errors.ts";
 import {
+  type BudgetReport,
   type ErrorCode,
   type EventBody,
   SECURITY_SUBTYPES,
@@ -174,6 +175,11 @@ export class CodexHandle implements Handle {
 
   get queuedTurns(): number {
     return this.#queue.length;
+  }
+
+  /** A turn is running (its terminal event not yet emitted). */
+  get busy(): boolean {
+    return this.#active !== undefined && !this.#active.finished;
   }
 
   /** Emits an event stamped with the session id and time. */
@@ -398,6 +404,10 @@ export class CodexHandle implements Handle {
       this.#mcpToolCalls.set(mapped.mcpToolCallStarted.id, mapped.mcpToolCallStarted);
     }
     if (mapped.mcpToolCallEnded) this.#mcpToolCalls.delete(mapped.mcpToolCallEnded);
+    // codex repeats its last usage report when only its rate limits changed: the same total, no
+    // new tokens. Journaled once, so a reader summing `usage` events counts each response once.
+    const repeatedUsage = mapped.totalUsage !== undefined && this.#totalUsage !== undefined &&
+      sameUsage(mapped.totalUsage, this.#totalUsage);
     if (mapped.totalUsage) this.#totalUsage = mapped.totalUsage;
     const turn = this.#active;
     for (const event of mapped.events) {
@@ -415,6 +425,7 @@ export class CodexHandle implements Handle {
         !(event.type === "system" && SECURITY_SUBTYPES.has(event.subtype))
       ) continue;
       if (event.type === "message" && turn) turn.lastMessage = event.text;
+      if (event.type === "usage" && repeatedUsage) continue;
       this.emit(event);
     }
     if (mapped.turnCompleted) {
@@ -525,18 +536,29 @@ export class CodexHandle implements Handle {
   // -------------------------------------------------------------------------------------------
   // Ending
 
-  /** Stops the session: interrupt, unsubscribe, `error{context_cancelled}`, close. Idempotent. */
-  stop(code: ErrorCode = "context_cancelled"): Promise<void> {
-    this.#stopping ??= this.#stop(code);
+  /**
+   * Stops the session: interrupt, unsubscribe, `error{context_cancelled}` (or `code`, with
+   * `detail`'s message and budget), close. Idempotent.
+   */
+  stop(
+    code: ErrorCode = "context_cancelled",
+    detail?: { message: string; budget?: BudgetReport },
+  ): Promise<void> {
+    this.#stopping ??= this.#stop(code, detail);
     return this.#stopping;
   }
 
-  async #stop(code: ErrorCode): Promise<void> {
+  async #stop(code: ErrorCode, detail?: { message: string; budget?: BudgetReport }): Promise<void> {
     this.#closing = true;
     this.#queue.length = 0;
     const turn = this.#active;
     if (turn && !turn.finished) {
-      this.#finish(turn, { type: "error", code, message: stopMessage(code) });
+      this.#finish(turn, {
+        type: "error",
+        code,
+        message: detail?.message ?? stopMessage(code),
+        ...(detail?.budget && { budget: detail.budget }),
+      });
       if (turn.id) {
         await this.#bestEffort("turn/interrupt", { threadId: this.#threadId, turnId: turn.id });
       }
@@ -584,6 +606,11 @@ export class CodexHandle implements Handle {
 function defaultTimer(fn: () => void, ms: number): { cancel(): void } {
   const timer = setTimeout(fn, ms);
   return { cancel: () => clearTimeout(timer) };
+}
+
+function sameUsage(a: Usage, b: Usage): boolean {
+  return a.inputTokens === b.inputTokens && a.cachedInputTokens === b.cachedInputTokens &&
+    a.outputTokens === b.outputTokens && a.reasoningTokens === b.reasoningTokens;
 }
 
 function stopMessage(code: ErrorCode): string {

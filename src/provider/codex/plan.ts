@@ -201,6 +201,7 @@ export const SPEC_FIELD_HANDLING: Record<
   timeoutMs: { reason: "enforced by codexd as each turn's hard deadline" },
   onBusy: { reason: "decides how codexd queues follow-up turns" },
   metadata: { reason: "stored and listed by codexd, opaque to codex" },
+  budget: { reason: "enforced by codexd from codex's token usage reports" },
 };
 
 /** The codex approval policy and sandbox for a permission mode, so the bridge sees every call. */
