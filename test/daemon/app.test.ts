@@ -299,6 +299,7 @@ describe("happy paths", () => {
       "GET /v1/sessions/{id}",
       "GET /v1/sessions/{id}/approvals",
       "GET /v1/sessions/{id}/events",
+      "POST /v1/codex/restart",
       "POST /v1/policies/evaluate",
       "POST /v1/policies/reload",
       "POST /v1/sessions",
