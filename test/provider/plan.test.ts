@@ -13,6 +13,9 @@ import {
   pinnedConfig,
   planSpawn,
   planThread,
+  SANDBOX_GUARD_PATH,
+  SANDBOX_PROFILE,
+  sandboxProfileConfig,
   SPEC_FIELD_HANDLING,
   untrustedProjects,
 } from "../../src/provider/codex/plan.ts";
@@ -77,8 +80,7 @@ describe("planSpawn", () => {
       cwd,
       approvalPolicy: "untrusted",
       approvalsReviewer: "user",
-      sandbox: "workspace-write",
-      config: pinnedConfig(cwd, undefined),
+      config: { ...pinnedConfig(cwd, undefined), ...sandboxProfileConfig("workspace-write") },
     });
     expect(plan.firstTurn).toEqual({ input: [{ type: "text", text: "hello", text_elements: [] }] });
     expect(plan.mcpConfigEdit).toBeUndefined();
@@ -104,8 +106,39 @@ describe("planSpawn", () => {
         tool_call_mcp_elicitation: true,
         skill_mcp_dependency_install: false,
       },
+      default_permissions: "codexd",
+      permissions: {
+        codexd: {
+          extends: ":workspace",
+          filesystem: { "/nonexistent/codexd-sandbox-guard": "deny" },
+        },
+      },
       "mcp_servers.docs": { command: "node", args: ["srv.js"], env: { K: "v" } },
     });
+  });
+
+  test("the sandbox is a permission profile with a deny-read entry, never thread/start's sandbox", () => {
+    // With thread/start's `sandbox` codex drops the profile's entries, and without a deny-read
+    // entry it reruns an approved command unsandboxed when it fails (approved-sandbox.test.ts).
+    for (
+      const [input, base] of [
+        [{}, ":workspace"],
+        [{ sandbox: "read-only" as const }, ":read-only"],
+        [{ permissionMode: "plan" as const }, ":read-only"],
+        [{ permissionMode: "acceptEdits" as const }, ":workspace"],
+      ] as const
+    ) {
+      const thread = planThread(spec(input));
+      expect(thread.sandbox).toBeUndefined();
+      expect(thread.config.default_permissions).toBe(SANDBOX_PROFILE);
+      expect(thread.config.permissions).toEqual({
+        [SANDBOX_PROFILE]: { extends: base, filesystem: { [SANDBOX_GUARD_PATH]: "deny" } },
+      });
+    }
+    // bypassPermissions runs unsandboxed by design: thread/start's sandbox, no profile.
+    const bypass = planThread(spec({ permissionMode: "bypassPermissions" }), { allowBypass: true });
+    expect(bypass.sandbox).toBe("danger-full-access");
+    expect(bypass.config.default_permissions).toBeUndefined();
   });
 
   test("thread/resume overrides carry the same pins as thread/start", () => {

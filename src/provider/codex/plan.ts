@@ -14,7 +14,11 @@ export interface ThreadStartParams {
   approvalPolicy: ApprovalPolicy;
   /** Always `user`: codex's own reviewers (`auto_review`, guardian) would decide without us. */
   approvalsReviewer: "user";
-  sandbox: SandboxMode;
+  /**
+   * Sent only for `danger-full-access`. The sandboxed modes are a permission profile in `config`
+   * (`sandboxProfileConfig`): with this parameter codex would drop the profile's entries.
+   */
+  sandbox?: SandboxMode;
   model?: string;
   baseInstructions?: string;
   developerInstructions?: string;
@@ -192,8 +196,10 @@ export const SPEC_FIELD_HANDLING: Record<
   baseInstructions: { translatedTo: "thread/start baseInstructions" },
   developerInstructions: { translatedTo: "thread/start developerInstructions" },
   reasoningEffort: { translatedTo: "turn/start effort" },
-  sandbox: { translatedTo: "thread/start sandbox" },
-  permissionMode: { translatedTo: "thread/start approvalPolicy and sandbox" },
+  sandbox: {
+    translatedTo: "thread/start config default_permissions (sandbox: danger-full-access)",
+  },
+  permissionMode: { translatedTo: "thread/start approvalPolicy and default_permissions" },
   mcpServers: { translatedTo: "thread/start config mcp_servers.<name>" },
   env: { translatedTo: "thread/start config shell_environment_policy.set (and include_only)" },
   policy: { reason: "enforced by codexd's approval bridge, not sent to codex" },
@@ -203,6 +209,54 @@ export const SPEC_FIELD_HANDLING: Record<
   metadata: { reason: "stored and listed by codexd, opaque to codex" },
   budget: { reason: "enforced by codexd from codex's token usage reports" },
 };
+
+/** The permission profile codexd defines on every sandboxed thread (`sandboxProfileConfig`). */
+export const SANDBOX_PROFILE = "codexd";
+
+/**
+ * A path that does not exist, denied to reads in codexd's permission profile. It hides nothing:
+ * it is there so that codex never runs an approved command outside the sandbox (see below).
+ */
+export const SANDBOX_GUARD_PATH = "/nonexistent/codexd-sandbox-guard";
+
+const PROFILE_BASE: Readonly<Record<"read-only" | "workspace-write", string>> = Object.freeze({
+  "read-only": ":read-only",
+  "workspace-write": ":workspace",
+});
+
+/**
+ * The `config` that gives a thread the `read-only` or `workspace-write` sandbox as a permission
+ * profile (codex's built-in `:read-only` / `:workspace`) with one deny-read entry.
+ *
+ * Why not thread/start's `sandbox`: under `untrusted`, once a command was approved, codex 0.169
+ * runs it again WITHOUT any sandbox, and without asking again, when the sandboxed run fails the
+ * way a sandbox denial looks (a quick non-zero exit with "Read-only file system", "Permission
+ * denied", "Operation not permitted", ... in its output): codex-rs/core/src/tools/orchestrator.rs,
+ * "retry with an escalated sandbox strategy on denial", the approval counting as given. So a
+ * command the bridge allows (`npm test` running the repository's code) could leave the sandbox
+ * by failing that way first (with `read-only`, every such failure tried got out). codex refuses
+ * that unsandboxed run when the filesystem policy denies any read (`unsandboxed_execution_allowed`
+ * is `!has_denied_read_restrictions()`: running unsandboxed would lift the deny), and keeps the
+ * command's sandboxed result. thread/start's `sandbox` replaces the profile's entries, so it is
+ * not sent with the profile. Every command still asks for approval (`untrusted` is unchanged).
+ *
+ * Not covered, and not coverable from here in codex 0.169: a command the model sends with
+ * `sandbox_permissions: "require_escalated"` runs unsandboxed once approved, and its approval
+ * request looks like any other (test/provider/approved-sandbox.test.ts documents both).
+ */
+export function sandboxProfileConfig(
+  sandbox: "read-only" | "workspace-write",
+): Record<string, unknown> {
+  return {
+    default_permissions: SANDBOX_PROFILE,
+    permissions: {
+      [SANDBOX_PROFILE]: {
+        extends: PROFILE_BASE[sandbox],
+        filesystem: { [SANDBOX_GUARD_PATH]: "deny" },
+      },
+    },
+  };
+}
 
 /** The codex approval policy and sandbox for a permission mode, so the bridge sees every call. */
 export function codexPermissions(
@@ -241,6 +295,8 @@ export function planThread(spec: Spec, options: PlanOptions = {}): ThreadStartPa
     options.allowBypass ?? false,
   );
   const config = pinnedConfig(spec.cwd, spec.env, options.cwdAliases);
+  const sandbox = permissions.sandbox;
+  if (sandbox !== "danger-full-access") Object.assign(config, sandboxProfileConfig(sandbox));
   for (const [name, server] of Object.entries(spec.mcpServers ?? {})) {
     config[`mcp_servers.${name}`] = mcpServerConfig(server);
   }
@@ -248,7 +304,7 @@ export function planThread(spec: Spec, options: PlanOptions = {}): ThreadStartPa
     cwd: spec.cwd,
     approvalPolicy: permissions.approvalPolicy,
     approvalsReviewer: "user",
-    sandbox: permissions.sandbox,
+    ...(sandbox === "danger-full-access" && { sandbox }),
     ...(spec.model !== undefined && { model: spec.model }),
     ...(spec.baseInstructions !== undefined && { baseInstructions: spec.baseInstructions }),
     ...(spec.developerInstructions !== undefined &&
