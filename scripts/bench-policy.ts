@@ -1,3 +1,4 @@
+// deno-lint-ignore-file no-console -- a command-line script: what it prints is its output
 /**
  * Decisions per second of the real engine (tree-sitter analyzer, default policy) over the
  * command corpora, and the worst time for adversarial input: a 100 KB command against a policy

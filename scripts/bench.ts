@@ -1,3 +1,4 @@
+// deno-lint-ignore-file no-console -- a command-line script: what it prints is its output
 /**
  * `npm run bench` (`bun scripts/bench.ts [--quick] [--only a,b] [--daemon ${DAEMON_MODES.join("|")}]`):
  * the benchmarks of issue 6. Every scenario runs the same pinned codex against the same scripted

@@ -1,3 +1,4 @@
+// deno-lint-ignore-file no-console -- a command-line script: what it prints is its output
 /**
  * `npm run build`: compiles codexd into one executable, dist/codexd, that runs with no
  * node_modules beside it (codex comes from the configuration, $CODEX_BIN or PATH).

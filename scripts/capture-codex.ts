@@ -1,3 +1,4 @@
+// deno-lint-ignore-file no-console -- a command-line script: what it prints is its output
 /**
  * Drives the pinned real `codex app-server` through representative scenarios against the
  * scripted model and writes every JSON-RPC message exchanged to

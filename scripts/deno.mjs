@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+// deno-lint-ignore-file no-console -- a command-line script: what it prints is its output
 // Runs the pinned Deno from its platform package. The `deno` npm wrapper cannot be used: it lists
 // optional packages for every platform, and the registry this project installs from carries only
 // `@deno/linux-x64-glibc`, so `npm ci` rejects the lock file as incomplete.

@@ -1,3 +1,4 @@
+// deno-lint-ignore-file no-console -- a command-line script: what it prints is its output
 /**
  * Runs every daemon fault scenario against a real `codexd serve` subprocess and prints a table:
  * fault, what the daemon did, events lost (must be 0), processes left (must be 0), time to

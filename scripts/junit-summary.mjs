@@ -1,3 +1,4 @@
+// deno-lint-ignore-file no-console -- a command-line script: what it prints is its output
 // Prints "N passed, N failed" from a JUnit XML report (bun test --reporter=junit).
 // Usage: node scripts/junit-summary.mjs REPORT [EXIT_STATUS_OF_TEST_RUN]
 // Exits 1 when anything failed, when the report is missing, or when no test ran.

@@ -1,3 +1,4 @@
+// deno-lint-ignore-file no-console -- a command-line script: what it prints is its output
 /**
  * Proves that the evasions of the corpus really do harm, without doing any: each case with a
  * `proof` runs (its harmless `run` variant, or the command itself) in bash inside a throw-away

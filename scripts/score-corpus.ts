@@ -1,3 +1,4 @@
+// deno-lint-ignore-file no-console -- a command-line script: what it prints is its output
 /**
  * Scores the command corpora against the shipped policies exactly as `POST /v1/policies/evaluate`
  * judges a command: a PolicyStore over `policies/` with the production analyzer, and

@@ -1,3 +1,4 @@
+// deno-lint-ignore-file no-console -- a command-line script: what it prints is its output
 /**
  * The long version of the load test: N sessions each running turns of M (then starting a new
  * session) against a real `codexd serve` and the scripted model, for K minutes. Prints the

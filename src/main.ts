@@ -51,12 +51,14 @@ export function usage(): string {
 export async function main(argv: string[]): Promise<number> {
   const [name, ...rest] = argv;
   if (name === undefined || name === "--help" || name === "-h" || name === "help") {
+    // deno-lint-ignore no-console -- the usage text is the output
     console.log(usage());
     return name === undefined ? 2 : 0;
   }
   if (name === "--version" || name === "-v") return COMMANDS.version!.run([]);
   const command = COMMANDS[name];
   if (!command) {
+    // deno-lint-ignore no-console -- a usage error
     console.error(`codexd: unknown command '${name}'\n\n${usage()}`);
     return 2;
   }
@@ -69,6 +71,7 @@ if (import.meta.main) {
       process.exitCode = code;
     },
     (error: unknown) => {
+      // deno-lint-ignore no-console -- the last word of a command that failed
       console.error(`codexd: ${error instanceof Error ? error.message : String(error)}`);
       process.exitCode = 1;
     },

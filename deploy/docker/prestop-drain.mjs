@@ -1,3 +1,4 @@
+// deno-lint-ignore-file no-console -- a command-line script: what it prints is its output
 // Kubernetes preStop hook (deploy/kubernetes/codexd.yaml): waits until no session of this codexd
 // has a running turn, or CODEXD_DRAIN_SECONDS pass, so the SIGTERM that follows (which ends
 // running turns with `daemon_shutdown`) ends as few as possible. The pod is already out of the

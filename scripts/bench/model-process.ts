@@ -1,3 +1,4 @@
+// deno-lint-ignore-file no-console -- a command-line script: what it prints is its output
 /**
  * The bench's scripted model in a process of its own. In the bench process it would share one
  * event loop with the clients being measured, and the daemon path's clients (HTTP, SSE parsing)

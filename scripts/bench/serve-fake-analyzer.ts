@@ -1,3 +1,4 @@
+// deno-lint-ignore-file no-console -- a command-line script: what it prints is its output
 /**
  * `codexd serve` with the test suite's fake command analyzer, for benchmarking the daemon as its
  * own process while the production (tree-sitter) analyzer is not built. Same config, same

@@ -1,3 +1,4 @@
+// deno-lint-ignore-file no-console -- a codexd command: what it prints is its output
 /**
  * `codexd policy check|eval|replay`: thin argument parsing over src/approval/cli.ts.
  */

@@ -1,3 +1,4 @@
+// deno-lint-ignore-file no-console -- a codexd command: what it prints is its output
 /**
  * `codexd sessions list|show|tail`: talks to a running daemon with its token.
  */

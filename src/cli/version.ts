@@ -1,3 +1,4 @@
+// deno-lint-ignore-file no-console -- a codexd command: what it prints is its output
 /** `codexd version`: codexd's own version and the codex it would run. */
 import { execFileSync } from "node:child_process";
 import { embeddedAssets } from "../assets.ts";

@@ -24,6 +24,7 @@ import {
   metadataProblem,
   RETRY_AFTER_SECONDS,
 } from "./http-edge.ts";
+import { logUnexpected } from "./log.ts";
 import { createDaemonMetrics, type DaemonMetrics } from "./metrics.ts";
 import type { SessionService } from "./service.ts";
 import { type KeepAliveTimers, sseResponse } from "./sse.ts";
@@ -41,7 +42,7 @@ export interface CreateAppOptions {
   /** SSE keep-alive comment interval (15 s) and its timers, injectable for tests. */
   keepAliveMs?: number;
   timers?: KeepAliveTimers;
-  /** Where unexpected errors go; console.error by default. */
+  /** Where unexpected errors (500s, failed streams) go; the JSON log (log.ts) by default. */
   logError?: (message: string, error: unknown) => void;
   /** Milliseconds clock for request latency. */
   now?: () => number;
@@ -369,8 +370,7 @@ export function createApp(options: CreateAppOptions): CodexdApp {
   const { service } = options;
   const metrics = options.metrics ?? createDaemonMetrics();
   const now = options.now ?? (() => performance.now());
-  const logError = options.logError ??
-    ((message: string, error: unknown) => console.error(message, error));
+  const logError = options.logError ?? logUnexpected;
   const limits: HttpLimits = { ...DEFAULT_LIMITS, ...options.limits };
   let openStreams = 0;
   let openingSessions = 0;
@@ -544,7 +544,10 @@ export function createApp(options: CreateAppOptions): CodexdApp {
         : "issues" in error
         ? error.issues
         : undefined;
-      return errorResponse(c, STATUS_BY_CODE[error.code], error.code, error.message, details);
+      const status = STATUS_BY_CODE[error.code];
+      // A known fault of codexd's own (a corrupt store, …) is logged like an unexpected one.
+      if (status === 500) logError(`${error.code} in ${c.req.method} ${c.req.path}`, error);
+      return errorResponse(c, status, error.code, error.message, details);
     }
     if (error instanceof RpcError) {
       return errorResponse(

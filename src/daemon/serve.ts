@@ -32,6 +32,7 @@ import { createApp } from "./app.ts";
 import { loadConfig, loadOrCreateToken, type ResolvedConfig } from "./config.ts";
 import { Journal } from "./journal.ts";
 import { createDaemonMetrics } from "./metrics.ts";
+import { log } from "./log.ts";
 import { PidLedger } from "./pid-ledger.ts";
 import { SessionManager } from "./sessions.ts";
 import { Store } from "./store.ts";
@@ -55,16 +56,9 @@ config's codex settings and replaces every codex child, one at a time, between t
 /** How long a graceful stop may take before the process exits anyway. */
 export const SHUTDOWN_DEADLINE_MS = 10_000;
 
-type Level = "debug" | "info" | "warn" | "error";
-
-function log(level: Level, message: string, data?: unknown): void {
-  if (level === "debug" && !process.env.CODEXD_DEBUG) return;
-  const line = { level, time: new Date().toISOString(), message, ...(data ? { data } : {}) };
-  process.stderr.write(JSON.stringify(line) + "\n");
-}
-
 export async function serveCommand(args: string[]): Promise<number> {
   if (args.includes("--help") || args.includes("-h")) {
+    // deno-lint-ignore no-console -- the command's help
     console.log(SERVE_HELP);
     return 0;
   }
@@ -74,15 +68,18 @@ export async function serveCommand(args: string[]): Promise<number> {
   try {
     config = loadConfig({ args, cwd: process.cwd(), env: process.env });
   } catch (error) {
+    // deno-lint-ignore no-console -- a usage error before the daemon (and its log) exists
     console.error(`codexd serve: ${errorMessage(error)}`);
     return 2;
   }
   const reloadConfig = () => loadConfig({ args, cwd: process.cwd(), env: process.env });
   const daemon = await startDaemon(config, { reloadConfig }).catch((error: unknown) => {
+    // deno-lint-ignore no-console -- the command's failure, as its one line of output
     console.error(`codexd serve: ${errorMessage(error)}`);
     return undefined;
   });
   if (!daemon) return 1;
+  // deno-lint-ignore no-console -- the ready line on stdout that runners wait for (README)
   console.log(JSON.stringify({ event: "listening", url: daemon.url, pid: process.pid }));
   return await daemon.stopped;
 }
@@ -256,7 +253,9 @@ export async function startDaemon(
         process.exit(1);
       }, SHUTDOWN_DEADLINE_MS);
       process.off("SIGUSR2", onRestartSignal);
-      await sessions.shutdownAll().catch((e) => log("error", "stopping sessions failed", { e }));
+      await sessions.shutdownAll().catch((error: unknown) =>
+        log("error", "stopping sessions failed", { error })
+      );
       await server.stop();
       store.close();
       ledger.release();

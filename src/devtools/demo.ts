@@ -1,3 +1,4 @@
+// deno-lint-ignore-file no-console -- a codexd command: what it prints is its output
 /**
  * `codexd demo`: the whole product in one command, with no API key and nothing leaving the
  * machine. It starts the scripted model and the daemon (on a free port, with a temporary state

@@ -1,3 +1,4 @@
+// deno-lint-ignore-file no-console -- prints the corpus scores beside the assertions
 /**
  * The command corpus through the real engine, the real analyzer and the shipped default
  * policy: every case bare and wrapped as codex and people wrap commands. Rates and timings

@@ -44,12 +44,15 @@ test("each code answers with its mapped status and itself as the code", async ()
 });
 
 test("a corrupt store is a 500 that says store_corrupt, not internal", async () => {
-  const { get } = appThrowing(new StoreCorrupt("Cannot read a session row: bad"));
+  const corrupt = new StoreCorrupt("Cannot read a session row: bad");
+  const { get, logged } = appThrowing(corrupt);
   const res = await get();
   expect(res.status).toBe(500);
   expect(await res.json()).toEqual({
     error: { code: "store_corrupt", message: "Cannot read a session row: bad" },
   });
+  // codexd's own fault: logged with the error itself, like an unexpected one.
+  expect(logged).toEqual([{ message: "store_corrupt in GET /v1/sessions/ses_x", error: corrupt }]);
 });
 
 test("only an error codexd does not know is internal", async () => {
