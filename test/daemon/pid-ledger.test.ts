@@ -46,7 +46,8 @@ test("every child of a pool recorded by a dead daemon is ended at start-up", asy
   expect(record.pids).toEqual(pool.map((c) => c.pid));
   // As a SIGKILLed daemon left it: its own pid dead.
   writeFileSync(join(dir, "codex.pid"), JSON.stringify({ ...record, daemonPid: 999_999 }));
-  expect(pool.map((c) => c.pid)).toContain(await new PidLedger(dir).reapOrphan());
+  const reaped = await new PidLedger(dir).reapOrphan();
+  expect(pool.map((c) => c.pid)).toContain(reaped!);
   await Promise.all(pool.map((c) => c.exited));
   for (const child of pool) expect(isAlive(child.pid)).toBe(false);
 });
