@@ -150,6 +150,14 @@ export const SessionInfo = z.object({
   metadata: z.record(z.string(), z.unknown()).optional(),
   /** Why the session failed, when `status` is `failed`. */
   failure: z.string().optional(),
+  /**
+   * The session's token cap (its spec's `budget.tokens` within its policy's `sessionTokens`; null:
+   * none) and the tokens it spent over its life, as counted against it.
+   */
+  budget: z.object({
+    tokens: z.number().int().nonnegative().nullable(),
+    spent: z.number().int().nonnegative(),
+  }).optional(),
 }).openapi("Session");
 export type SessionInfo = z.input<typeof SessionInfo>;
 

@@ -7,6 +7,7 @@
  * usage totals, last event time. A session outlives its codex thread: after a crash or a daemon
  * restart it is `interrupted`, and `resume` brings it back under the same id.
  */
+import { z } from "zod";
 import type { ApprovalBridge } from "../approval/bridge.ts";
 import { POLICY_DEFAULTS } from "../approval/policy-schema.ts";
 import type { PolicyStore } from "../approval/policy-store.ts";
@@ -40,6 +41,7 @@ import {
   checkSpecBudget,
   countedTokens,
   describeExhausted,
+  sessionCap,
   WARNING_RATIO,
 } from "./budgets.ts";
 import type { Journal } from "./journal.ts";
@@ -613,16 +615,26 @@ export class SessionManager implements SessionService {
 
   #info(row: SessionRow): SessionInfo {
     const lastEventAt = this.#lastEventAt.get(row.id);
-    return sessionInfo(row, {
-      queuedTurns: this.#live.get(row.id)?.handle.queuedTurns ?? 0,
-      ...(lastEventAt !== undefined && { lastEventAt }),
-    });
+    const specTokens = StoredBudget.safeParse(row.spec.budget).data?.tokens;
+    return {
+      ...sessionInfo(row, {
+        queuedTurns: this.#live.get(row.id)?.handle.queuedTurns ?? 0,
+        ...(lastEventAt !== undefined && { lastEventAt }),
+      }),
+      budget: {
+        tokens: sessionCap(this.#limits(row.policy), specTokens),
+        spent: this.#budgets.sessionSpend(row.id),
+      },
+    };
   }
 
   #now(): string {
     return (this.#o.now?.() ?? new Date()).toISOString();
   }
 }
+
+/** A stored spec's `budget` (the spec was validated when it was stored). */
+const StoredBudget = z.object({ tokens: z.number() });
 
 function scopeName(report: BudgetReport): string {
   return report.scope === "session"

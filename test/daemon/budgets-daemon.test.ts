@@ -115,7 +115,11 @@ describe("token budgets against the real codex", () => {
       return stored.at(-1)?.subtype === "session_stopped" ? stored : undefined;
     });
     const info = await d.client.get(sessionId);
-    expect(info).toMatchObject({ status: "budget_exceeded", currentTurn: null });
+    expect(info).toMatchObject({
+      status: "budget_exceeded",
+      currentTurn: null,
+      budget: { tokens: 1000, spent: 1200 },
+    });
     expect(all.filter((e) => e.type === "error" || e.type === "result")).toHaveLength(1);
     expect(all.at(-1)).toMatchObject({ subtype: "session_stopped", reason: "budget_exceeded" });
     const used = model.requests.slice(spawned).filter((r) => r.answeredBy === 1);
