@@ -27,6 +27,8 @@ export interface SimpleCommand {
   writes?: string[];
   /** The program as written when it was a path (`./x.sh`). */
   path?: string;
+  /** Run by `find -exec` on the paths find walks: as recursive as `-r`. */
+  viaFind?: boolean;
 }
 
 export interface CommandAnalysis {

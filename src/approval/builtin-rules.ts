@@ -5,6 +5,7 @@
  * ways: the command breaks the rule (deny), cannot break it, or could break it depending on a
  * word only known at run time (unanalysable: the bridge only allows what it can prove).
  */
+import { posix } from "node:path";
 import type {
   BuiltinMatch,
   BuiltinRuleInfo,
@@ -13,7 +14,9 @@ import type {
   SimpleCommand,
 } from "./analyzer.ts";
 import { GIT_COMMANDS, GIT_SUBCOMMANDS, skipGitGlobals } from "./shell/git.ts";
+import { executedFile } from "./shell/executed.ts";
 import { codeArgs, isStdinPath } from "./shell/inline-code.ts";
+import { COMMAND_VALUED_KEY } from "./shell/normalize.ts";
 import { hasOption, parseArgs } from "./shell/options.ts";
 import { containsWorktree, isRootPath, resolvePath } from "./shell/paths.ts";
 import { DOWNLOADERS, isInterpreter, PRIVILEGE, SHELLS } from "./shell/programs.ts";
@@ -70,9 +73,10 @@ function judgeTargets(
     const operand = link === undefined
       ? written
       : `${link}/${written.replace(/^\.\//, "").split("/").slice(1).join("/")}`;
-    const index = c.argv.indexOf(operand, 1);
+    const index = c.argv.indexOf(written, 1);
     if (index !== -1 && isDynamic(c, index)) {
-      if (mightBeDangerous(operand)) out.possible ??= operand;
+      // `"$@/build"` or `$d/tmp` may be several words: only the last ends in the literal tail.
+      if (splits(c, index) || mightBeDangerous(operand)) out.possible ??= operand;
       continue;
     }
     const resolved = resolvePath(operand, c.cwd, context);
@@ -125,6 +129,7 @@ const LISTERS = new Set([
   "uniq",
   "head",
   "tail",
+  "find",
 ]);
 
 /** Symbolic links the commands before this one made: link name → target. */
@@ -151,7 +156,8 @@ function rmRoot(c: SimpleCommand, scope: Scope): Verdict {
   if (c.argv[0] !== "rm") return undefined;
   const args = c.argv.slice(1);
   const parsed = parseArgs(args, RM);
-  const recursive = hasOption(parsed, "--recursive");
+  // `find DIR -exec rm {} +` walks DIR: as recursive as `rm -r`.
+  const recursive = hasOption(parsed, "--recursive") || c.viaFind === true;
   const dynamicWords = args.map((_, i) => i + 1).filter((i) => isDynamic(c, i));
   const targets = judgeTargets(
     c,
@@ -164,7 +170,7 @@ function rmRoot(c: SimpleCommand, scope: Scope): Verdict {
   // Words read by xargs from a program that lists names here are paths below this directory.
   const listed = c.appended && (c.pipedFrom ?? []).length > 0 &&
     (c.pipedFrom ?? []).every((p) => LISTERS.has(p));
-  if (listed && dynamicWords.length === 0 && !targets.certain) return undefined;
+  if (listed && !recursive && dynamicWords.length === 0 && !targets.certain) return undefined;
   // A dynamic word may be `-r`, another one (or a literal) the target; an unquoted one may be both.
   const mayRecurse = recursive || dynamicWords.length > 0 || c.appended === true;
   const split = dynamicWords.some((i) => splits(c, i));
@@ -204,7 +210,7 @@ function chmodOutside(c: SimpleCommand, scope: Scope): Verdict {
   if (c.argv[0] !== "chmod" && c.argv[0] !== "chown" && c.argv[0] !== "chgrp") return undefined;
   const args = c.argv.slice(1);
   const parsed = parseArgs(args, CHMOD);
-  const recursive = hasOption(parsed, "--recursive");
+  const recursive = hasOption(parsed, "--recursive") || c.viaFind === true;
   const dynamicWords = args.map((_, i) => i + 1).filter((i) => isDynamic(c, i));
   if (!recursive && dynamicWords.length === 0 && !c.appended) return undefined;
   const worktree = scope.context.worktree;
@@ -212,7 +218,8 @@ function chmodOutside(c: SimpleCommand, scope: Scope): Verdict {
     isRootPath(path) || containsWorktree(path, worktree) ||
     (worktree !== undefined ? !path.startsWith(`${worktree}/`) && path !== worktree : leaves);
   // The first operand is the mode or owner, unless the mode looked like an option (`-x`).
-  const modeAsOption = c.argv[0] === "chmod" && args.some((a) => /^-[rwxXst]+$/.test(a));
+  const modeAsOption = c.argv[0] === "chmod" &&
+    args.some((a) => /^-[rwxXst][rwxXstugoa,+=-]*$/.test(a));
   const targets = judgeTargets(
     c,
     modeAsOption ? parsed.operands : parsed.operands.slice(1),
@@ -250,7 +257,9 @@ const GIT_DANGEROUS_KEY = new RegExp(
     "interactive\\.difffilter|ssh\\.variant|difftool\\..+|mergetool\\..+|web\\.browser|" +
     "browser\\..+|man\\..+|sendemail\\..+|submodule\\..+\\.update|http\\..*proxy|" +
     "core\\.(symlinks|protect\\w+)|safe\\.directory|init\\.templatedir|" +
-    "rebase\\.instructionformat|format\\.headers|color\\.pager|log\\.showsignature)$",
+    "rebase\\.instructionformat|format\\.headers|color\\.pager|log\\.showsignature|" +
+    "trailer\\..+\\.(cmd|command)|extensions\\.worktreeconfig|core\\.bare|" +
+    "remote\\..+\\.(skipfetchall|tagopt)|gc\\.auto\\w*|maintenance\\..+)$",
   "i",
 );
 
@@ -313,17 +322,24 @@ function configSetKey(args: readonly string[]): string | undefined {
 function gitConfigExec(c: SimpleCommand): Verdict {
   const git = gitLine(c);
   if (git === undefined) return undefined;
-  const dangerous = globalConfigKeys(git.globals).find((k) => GIT_DANGEROUS_KEY.test(k));
+  // Command-valued keys given literally are analysed by the normalizer as scripts.
+  const dangerous = globalConfigKeys(git.globals).find((k) =>
+    GIT_DANGEROUS_KEY.test(k) && !COMMAND_VALUED_KEY.test(k)
+  );
   if (dangerous !== undefined) return true;
   const fromEnv = (c.env ?? []).find((n) => GIT_ENV.test(n));
   if (fromEnv !== undefined) return true;
   if (git.rest[0] === "config") {
     const key = configSetKey(git.rest.slice(1));
-    if (key !== undefined && GIT_DANGEROUS_KEY.test(key)) return true;
+    if (key !== undefined && GIT_DANGEROUS_KEY.test(key) && !COMMAND_VALUED_KEY.test(key)) {
+      return true;
+    }
     if (key !== undefined && isDynamic(c, c.argv.indexOf(key, git.at))) {
       return unsure(`dynamic key to git config: ${key}`);
     }
   }
+  // `git remote add --mirror=push r url && git push r` force-pushes every ref.
+  if (git.rest[0] === "remote" && git.rest.some((a) => a.startsWith("--mirror"))) return true;
   if (git.rest[0] === "clone" || git.rest[0] === "submodule") {
     for (let i = 1; i < git.rest.length; i++) {
       const a = git.rest[i];
@@ -345,11 +361,17 @@ function gitUnknown(c: SimpleCommand): Verdict {
   for (let i = 1; i < git.at; i++) {
     if (isDynamic(c, i)) return unsure(`dynamic global option to git: ${c.argv[i]}`);
   }
+  const elsewhere = (c.env ?? []).find((n) => /^(HOME|XDG_CONFIG_HOME|PATH|GNUPGHOME)$/.test(n));
+  if (elsewhere !== undefined) {
+    return unsure(`git reads its configuration or programs from ${elsewhere}, set on the line`);
+  }
   if (git.globals.some((g) => g.startsWith("--exec-path"))) {
     return unsure("git --exec-path runs git commands from another folder");
   }
   const sub = git.rest[0];
-  if (sub === undefined) return undefined;
+  if (sub === undefined) {
+    return c.appended ? unsure("git is given its subcommand by xargs at run time") : undefined;
+  }
   if (isDynamic(c, git.at)) return unsure(`dynamic git subcommand: ${sub}`);
   if (!GIT_COMMANDS.has(sub)) {
     return unsure(`git ${sub} is not a git command; it may be an alias the repository defines`);
@@ -415,10 +437,37 @@ function gitPushForce(c: SimpleCommand): Verdict {
   return undefined;
 }
 
+/** A pathspec naming the whole tree: `.`, `:/`, `*`, `:(top)`. */
+const WHOLE_TREE = /^(\.\/?|:\/?|\*|:\(top\)\.?|\.\/\*)$/;
+
+/** `reset --hard` and the commands that throw away uncommitted work the same way. */
 function gitResetHard(c: SimpleCommand): Verdict {
   const git = gitLine(c);
-  if (git?.rest[0] !== "reset") return undefined;
-  return hasOption(parseArgs(git.rest.slice(1), GIT_SUBCOMMANDS.reset), "--hard") || undefined;
+  if (git === undefined) return undefined;
+  const [sub, ...args] = git.rest;
+  const operands = args.filter((a) => !a.startsWith("-"));
+  const dashed = args.indexOf("--");
+  const paths = dashed === -1 ? operands : args.slice(dashed + 1);
+  switch (sub) {
+    case "reset":
+      return hasOption(parseArgs(args, GIT_SUBCOMMANDS.reset), "--hard") || undefined;
+    case "checkout":
+      // `checkout -f`, `checkout .`, `checkout HEAD -- .`: the working tree is overwritten.
+      return args.some((a) =>
+        a === "-f" || a === "--force" || /^-[a-zA-Z]*f[a-zA-Z]*$/.test(a) && !/[bB]/.test(a)
+      ) ||
+        paths.some((p) => WHOLE_TREE.test(p)) || undefined;
+    case "restore":
+      return (!args.includes("--staged") || args.includes("--worktree") || args.includes("-W")) &&
+          paths.some((p) => WHOLE_TREE.test(p)) || undefined;
+    case "switch":
+      return args.some((a) => a === "--discard-changes" || a === "-f" || a === "--force") ||
+        undefined;
+    case "checkout-index":
+      return args.some((a) => /^-[a-zA-Z]*f|^--force$/.test(a)) &&
+          args.some((a) => /^-[a-zA-Z]*a|^--all$/.test(a)) || undefined;
+  }
+  return undefined;
 }
 
 function gitWorktreeRemove(c: SimpleCommand): Verdict {
@@ -430,7 +479,7 @@ function gitWorktreeRemove(c: SimpleCommand): Verdict {
 
 /** Files under `.git/` that git runs or reads configuration from. */
 const GIT_INTERNALS =
-  /(^|\/)\.git\/(hooks(\/|$)|config$|modules\/.*\/(hooks\/|config$)|info\/attributes$)/;
+  /(^|\/)\.git\/?$|(^|\/)\.git\/(hooks(\/|$)|config(\.worktree)?$|modules\/.*\/(hooks\/|config$)|info\/)|(^|\/)[^/]+\.git\/(config|hooks(\/|$))|(^|\/)\.gitconfig$|(^|\/)\.config\/git\/|(^|\/)\.(profile|bashrc|bash_profile|bash_login|bash_logout|zshrc|zshenv|zprofile|zlogin|kshrc|cshrc|tcshrc|mkshrc)$|(^|\/)(sitecustomize|usercustomize)\.py$|\.pth$|(^|\/)\.ssh\/|(^|\/)\.hooks\//;
 
 /** Programs that write to their last operand or a named file. */
 function writtenFiles(c: SimpleCommand): string[] {
@@ -461,8 +510,11 @@ function writtenFiles(c: SimpleCommand): string[] {
 }
 
 function gitHooksWrite(c: SimpleCommand): Verdict {
-  const files = writtenFiles(c);
+  const files = writtenFiles(c).map((f) => posix.normalize(f));
   if (files.some((f) => GIT_INTERNALS.test(f))) return true;
+  if (c.cwd === null && files.some((f) => !/^[/~]/.test(f))) {
+    return unsure(`writes ${files[0]} in a directory only known at run time`);
+  }
   if (
     c.cwd !== undefined && c.cwd !== null && /(^|\/)\.git(\/hooks)?$/.test(c.cwd) &&
     files.length > 0
@@ -534,22 +586,6 @@ function downloadTargets(c: SimpleCommand): string[] {
   // wget saves under the server's name unless told otherwise, or prints with `-O -`.
   if (isWget && !named && (c.writes ?? []).length === 0) files.push(REMOTE_NAME);
   return files.filter((f) => f !== "-" && f !== "/dev/stdout");
-}
-
-/** The script file a command runs: `sh x.sh`, `python x.py`, `source x`, `./x`, `/tmp/x`. */
-function executedFile(c: SimpleCommand): string | undefined {
-  const [program, ...args] = c.argv;
-  if (c.path !== undefined) return c.path;
-  if (program === "source" || program === ".") return args[0];
-  if (SHELLS.has(program)) {
-    if (args.some((a) => CODE_OPTIONS_SHELL.test(a))) return undefined;
-    return args.find((a) => !a.startsWith("-") && !a.startsWith("+"));
-  }
-  if (isInterpreter(program)) {
-    const parsed = codeArgs(program, args.map((value) => ({ value, dynamic: false })));
-    return parsed.code.length === 0 ? parsed.operand : undefined;
-  }
-  return undefined;
 }
 
 function sameFile(a: string, b: string): boolean {
@@ -643,7 +679,8 @@ const RULES: readonly BuiltinRule[] = [
   },
   {
     id: "builtin.git-hooks-write",
-    reason: "writes git hooks or git's own config, which git later runs outside any approval",
+    reason:
+      "writes git hooks or config, a shell or python startup file, or ssh settings: code that runs later outside any approval",
     test: gitHooksWrite,
   },
   {

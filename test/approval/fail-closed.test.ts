@@ -58,7 +58,9 @@ const FAMILIES: Record<string, Array<[string, string]>> = {
     ["git -c alias.pf='push --force' pf", "git -c user.name=bot commit -m x"],
     ["GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=alias.x GIT_CONFIG_VALUE_0='!sh' git x", "git log"],
     ["git config alias.x '!rm -rf ~'", 'git config user.email "bot@example.com"'],
-    ["git -c core.fsmonitor='touch CANARY' status", "git -c color.ui=never status"],
+    // A command-valued key given literally is judged as the script it is.
+    ["git -c core.fsmonitor='rm -rf ~' status", "git -c core.fsmonitor='touch CANARY' status"],
+    ["GIT_EDITOR='git push -f origin main #' git commit", "GIT_EDITOR=true git rebase --continue"],
     [
       "git config remote.origin.push '+refs/heads/*:refs/heads/*'",
       "git config --get remote.origin.url",

@@ -5,7 +5,10 @@
 import type { Node } from "web-tree-sitter";
 import type { CommandAnalysis, SimpleCommand } from "../analyzer.ts";
 import { braceExpand, substituteKnown } from "./expand.ts";
+import { BUILD_FILE, executedFile } from "./executed.ts";
 import { hiddenCharacter } from "./gate.ts";
+import { unsafeCode } from "./inline-code.ts";
+import { SHELLS } from "./programs.ts";
 import { type Feed, normalizeCommand } from "./normalize.ts";
 import { parseShell } from "./parser.ts";
 import { literalOutputs } from "./stdin.ts";
@@ -36,6 +39,14 @@ interface State {
   known: Map<string, { value: string; at: number } | null>;
   /** The directory `cd` moved to, relative to the session's; null when not known. */
   cwd?: string | null;
+  /** Something other than `name=value` assigns variables on this line. */
+  otherAssignments?: boolean;
+  /** `shopt -s cdable_vars`: `cd NAME` may go to the folder a variable names. */
+  cdableVars?: boolean;
+  /** Aliases and `hash -p` names the line defines: name → the words it stands for. */
+  aliases?: Map<string, string>;
+  /** Files the line writes: name → their text when known, or null. */
+  written?: Map<string, string | null>;
 }
 
 /** Values the analysis may take for granted: the home folder and the current directory. */
@@ -76,6 +87,12 @@ function analyzeScript(script: string, ctx: Ctx, state: State): void {
     state.unanalyzable ??=
       "arithmetic evaluation of a string that holds a command substitution runs it";
   }
+  if (OTHER_ASSIGNMENTS.test(script)) state.otherAssignments = true;
+  if (/\bset\s+(-\w*k|-o\s+keyword)|\bfc\b|\bhistory\s+-s|\benable\s+-f/.test(script)) {
+    state.unanalyzable ??=
+      "set -k, fc, history -s or enable -f run commands the line does not show";
+  }
+  if (/cdable_vars/.test(script)) state.cdableVars = true;
   const tree = parseShell(script);
   const outerKnown = state.known;
   state.known = new Map();
@@ -89,6 +106,10 @@ function analyzeScript(script: string, ctx: Ctx, state: State): void {
     tree.delete();
   }
 }
+
+/** Builtins that assign variables other than by `name=value`. */
+const OTHER_ASSIGNMENTS =
+  /\b(read|mapfile|readarray|getopts|let|eval|source|unset)\b|\bprintf\s+(--\s+)?-v|\b(declare|typeset|local|export|readonly)\s+-\w*n|(^|[;&|(]\s*)\.\s|\(\(/m;
 
 /** Places where bash evaluates a variable's text as arithmetic, array subscripts included. */
 const ARITHMETIC =
@@ -162,8 +183,9 @@ function insideRepeating(node: Node): boolean {
 /** The variables known at `at` in the current script. */
 function knownAt(state: State, at: number): Map<string, string> {
   const known = new Map<string, string>();
-  // A changed IFS splits words where the analysis would not.
-  if (state.assigned.has("IFS")) return known;
+  // A changed IFS splits words where the analysis would not; read, printf -v, mapfile, namerefs,
+  // eval and source assign in ways the analysis does not follow.
+  if (state.assigned.has("IFS") || state.otherAssignments) return known;
   for (const [name, value] of ENVIRONMENT) if (!state.assigned.has(name)) known.set(name, value);
   for (const [name, entry] of state.known) {
     if (entry !== null && entry.at < at) known.set(name, entry.value);
@@ -241,6 +263,11 @@ function isInputRedirect(node: Node): boolean {
     node.children.some((c) => c !== null && (c.type === "<" || c.type === "<&" || c.type === "<>"));
 }
 
+/** `< /dev/tcp/host/80`: bash reads from the network. */
+function fromNetwork(node: Node): boolean {
+  return node.type === "file_redirect" && /<\s*\/dev\/(tcp|udp)\//.test(node.text);
+}
+
 /** `<&3`: stdin is whatever descriptor 3 holds, which the analysis does not follow. */
 function isDuplication(node: Node): boolean {
   return node.type === "file_redirect" && node.children.some((c) => c?.type === "<&");
@@ -296,8 +323,9 @@ function redirected(node: Node, ctx: Ctx, state: State): void {
     const target = outputTarget(r);
     if (target !== undefined) writes.push(target);
     if (isInputRedirect(r)) {
-      stdin = isDuplication(r) ? "pipe" : "file";
+      stdin = isDuplication(r) || fromNetwork(r) ? "pipe" : "file";
       stdinText = redirectText(r);
+      if (fromNetwork(r)) feeds = [...feeds, "/dev/tcp"];
     }
   }
   const from = state.commands.length;
@@ -346,6 +374,7 @@ function commandNode(node: Node, ctx: Ctx, state: State): void {
   const subCtx = { ...ctx, inSubstitution: true };
   const words: Word[] = [];
   const env: string[] = [];
+  const envValues = new Map<string, Word>();
   const writes: string[] = [];
   let feeds: string[] = [];
   let stdin = ctx.stdin;
@@ -367,20 +396,35 @@ function commandNode(node: Node, ctx: Ctx, state: State): void {
       const target = outputTarget(child);
       if (target !== undefined) writes.push(target);
       if (isInputRedirect(child)) {
-        stdin = isDuplication(child) ? "pipe" : "file";
+        stdin = isDuplication(child) || fromNetwork(child) ? "pipe" : "file";
         stdinText = redirectText(child);
+        if (fromNetwork(child)) feeds = [...feeds, "/dev/tcp"];
       }
     } else if (child.isNamed) {
       if (child.type === "variable_assignment") {
         const name = child.childForFieldName("name")?.text;
-        if (name !== undefined) env.push(name);
+        if (name !== undefined) {
+          env.push(name);
+          const value = child.childForFieldName("value");
+          envValues.set(name, value === null ? literalWord("") : wordOf(value));
+        }
       }
       walkSubstitutions(child, subCtx, state);
     }
   }
   if (words.length === 0) return;
+  const alias = state.aliases?.get(words[0].value);
+  if (alias !== undefined) {
+    // An alias or `hash -p` name the line defined: what runs is its text.
+    analyzeScript(
+      [alias, ...words.slice(1).map((w) => quote(w.value))].join(" "),
+      { ...ctx, depth: ctx.depth + 1 },
+      state,
+    );
+    return;
+  }
   const feed: Feed = { stdin, stdinText };
-  const normalized = normalizeCommand(words, feed, state.assigned, env);
+  const normalized = normalizeCommand(words, feed, state.assigned, env, envValues);
   const pipedFrom = [...ctx.pipedFrom, ...feeds];
   const rawArgv = words.map((w) => w.value);
   for (const c of normalized.commands) {
@@ -404,13 +448,181 @@ function commandNode(node: Node, ctx: Ctx, state: State): void {
     if (cwd !== undefined) simple.cwd = cwd;
     state.commands.push(simple);
   }
-  trackDirectory(words, state);
+  for (const c of normalized.commands) ranWritten(c, state);
+  defineAliases(words, state);
+  recordWrites(
+    node,
+    words,
+    normalized.commands,
+    [...(ctx.writes ?? []), ...writes],
+    stdinText,
+    state,
+  );
+  commandVariables(env, envValues, state, ctx);
+  trackDirectory(
+    normalized.commands.length > 0 && normalized.commands[0].argv[0] !== words[0]?.value
+      ? words.slice(words.length - normalized.commands[0].argv.length)
+      : words,
+    state,
+  );
   if (normalized.unanalyzable !== undefined) state.unanalyzable ??= normalized.unanalyzable;
   if (normalized.interactive !== undefined) state.interactive ??= normalized.interactive;
   for (const script of normalized.scripts) {
     analyzeScript(script, { ...ctx, depth: ctx.depth + 1, pipedFrom, stdinText: undefined }, state);
   }
 }
+
+const normalizeName = (file: string) => file.replace(/^(\.\/)+/, "");
+
+/** Variables whose value is a command line the program started runs (a compiler, a browser). */
+const COMMAND_ENV =
+  /^(CC|CXX|CPP|LD|AR|AS|FC|NM|RANLIB|STRIP|OBJCOPY|MAKE|SHELL|BROWSER|EDITOR|VISUAL|PAGER|MANPAGER|LESSOPEN|LESSCLOSE|GIT_\w*(EDITOR|PAGER|SSH\w*|ASKPASS|EXTERNAL_DIFF|PROXY_COMMAND)|SSH_ASKPASS|npm_config_script_shell|NPM_CONFIG_SCRIPT_SHELL|TAR_OPTIONS|GZIP|XZ_OPT|ZSTD_\w+|RSYNC_RSH|CVS_RSH|PERL5DB)$/;
+
+/** Variables that make the program load a file as code. */
+const LOADING_ENV =
+  /^(BASH_ENV|ENV|ZDOTDIR|PROMPT_COMMAND|PS[0-4]|PYTHONSTARTUP|PYTHONPATH|PYTHONHOME|PYTHONUSERBASE|NODE_OPTIONS|NODE_PATH|PERL5OPT|PERL5LIB|PERLLIB|RUBYOPT|RUBYLIB|LD_PRELOAD|LD_LIBRARY_PATH|LD_AUDIT|DYLD_\w+|JAVA_TOOL_OPTIONS|_JAVA_OPTIONS|GCONV_PATH|HOME|XDG_CONFIG_HOME|PATH)$/;
+
+/**
+ * `CC='…' make`, `TAR_OPTIONS='--checkpoint-action=exec=…' tar`: a command line in a variable is
+ * judged like any other; a variable that loads code (`BASH_ENV`, `NODE_OPTIONS`, an exported
+ * function) is unanalysable when its value or the file it names is not known in advance.
+ */
+function commandVariables(
+  env: readonly string[],
+  values: ReadonlyMap<string, Word>,
+  state: State,
+  ctx: Ctx,
+): void {
+  for (const name of env) {
+    const value = values.get(name);
+    if (name.startsWith("BASH_FUNC_")) {
+      state.unanalyzable ??= `${name} defines a shell function the command will run`;
+    } else if (COMMAND_ENV.test(name)) {
+      if (value === undefined || value.dynamic) {
+        state.unanalyzable ??= `${name} names a program only known at run time`;
+      } else if (name === "TAR_OPTIONS") {
+        analyzeScript(`tar ${value.value}`, { ...ctx, depth: ctx.depth + 1 }, state);
+      } else if (!/^(GZIP|XZ_OPT|ZSTD_\w+)$/.test(name)) {
+        analyzeScript(value.value, { ...ctx, depth: ctx.depth + 1 }, state);
+      }
+    } else if (LOADING_ENV.test(name)) {
+      const wrote = state.written !== undefined && state.written.size > 0;
+      if (value === undefined || value.substituted || wrote) {
+        state.unanalyzable ??= `${name} loads code the line itself provides`;
+      }
+    }
+  }
+}
+
+/** `alias ls='rm -rf'` and `hash -p /usr/bin/rm ls`: later uses of the name run the value. */
+function defineAliases(words: Word[], state: State): void {
+  const program = words[0]?.value;
+  if (program === "alias") {
+    for (const w of words.slice(1)) {
+      const eq = w.value.indexOf("=");
+      if (eq > 0) (state.aliases ??= new Map()).set(w.value.slice(0, eq), w.value.slice(eq + 1));
+    }
+  } else if (program === "hash") {
+    const p = words.findIndex((w) => w.value === "-p");
+    const path = words[p + 1];
+    const name = words[p + 2];
+    if (p !== -1 && path !== undefined && name !== undefined) {
+      (state.aliases ??= new Map()).set(
+        name.value,
+        path.dynamic ? "$(unknown)" : quote(path.value),
+      );
+    }
+  }
+}
+
+/**
+ * A file this line wrote, then runs: its text is analysed when the line wrote known text,
+ * and the command is unanalysable otherwise. So are build files (a Makefile, package.json, a
+ * `.py` an import would pick up) the line wrote before running anything else.
+ */
+function ranWritten(c: { argv: string[]; path?: string }, state: State): void {
+  const written = state.written;
+  if (written === undefined || written.size === 0) return;
+  const file = executedFile(c);
+  if (file !== undefined && written.has(UNKNOWN_FILES) && !file.startsWith("/")) {
+    state.unanalyzable ??= `runs ${file}, which may be among the files the line unpacked`;
+    return;
+  }
+  if (file !== undefined && written.has(normalizeName(file))) {
+    const text = written.get(normalizeName(file));
+    if (text === null || text === undefined) {
+      state.unanalyzable ??=
+        `runs ${file}, which the line itself writes with text only known at run time`;
+    } else if (
+      SHELLS.has(c.argv[0]) || c.argv[0] === "source" || c.argv[0] === "." || c.path !== undefined
+    ) {
+      analyzeScript(text.replace(/^#![^\n]*\n/, ""), ROOT_CTX, state);
+    } else {
+      const why = unsafeCode(c.argv[0], text);
+      if (why !== undefined) state.unanalyzable ??= why;
+    }
+    return;
+  }
+  const build = [...written.keys()].find((f) => BUILD_FILE.test(f));
+  if (build !== undefined) {
+    state.unanalyzable ??= `${c.argv[0]} may run ${build}, which the line itself writes`;
+  }
+}
+
+const ROOT_CTX: Ctx = { depth: 1, pipedFrom: [], stdin: "terminal", inSubstitution: false };
+
+/** Records the files a command writes, with their text when the line shows it. */
+function recordWrites(
+  node: Node,
+  words: Word[],
+  commands: ReadonlyArray<{ argv: string[] }>,
+  redirects: string[],
+  stdinText: Word | undefined,
+  state: State,
+): void {
+  const program = words[0]?.value;
+  let text: string | null = null;
+  if (program === "echo" || program === "printf") {
+    const out = literalOutputs(node);
+    if (out !== undefined && !out.dynamic) text = out.value;
+  } else if (
+    (program === "cat" || program === "tee") && stdinText !== undefined && !stdinText.dynamic
+  ) {
+    text = stdinText.value;
+  }
+  const files: Array<[string, string | null]> = redirects.map((f) => [f, text]);
+  for (const c of commands) {
+    const [p, ...args] = c.argv;
+    const operands = args.filter((a) => !a.startsWith("-"));
+    if (p === "tee") files.push(...operands.map((f): [string, string | null] => [f, text]));
+    if (/^(cp|mv|ln|install|rsync)$/.test(p) && operands.length > 1) {
+      files.push([operands[operands.length - 1], null]);
+    }
+    if (p === "find") {
+      for (let i = 0; i < args.length; i++) {
+        if (/^-f(print0?|printf|ls)$/.test(args[i])) files.push([args[i + 1] ?? "", null]);
+      }
+    }
+    if (p === "sed" && args.some((a) => /^-[a-zA-Z]*i|^--in-place/.test(a))) {
+      files.push(...operands.slice(1).map((f): [string, string | null] => [f, null]));
+    }
+    // Archives, clones and fetches write files whose names and text the line does not show.
+    const unpacks = p === "tar" && args.some((a) => /^-?[a-zA-Z]*x|^--extract/.test(a)) ||
+      p === "unzip" || p === "git" && args.includes("clone") || p === "bsdtar";
+    if (unpacks) files.push([UNKNOWN_FILES, null]);
+  }
+  if (files.length === 0) return;
+  state.written ??= new Map();
+  for (const [f, known] of files) {
+    if (f === "" || f === "/dev/null" || /^\/dev\/(std|fd)/.test(f)) continue;
+    const name = normalizeName(f);
+    // Writing a file twice (or appending) leaves its text unknown.
+    state.written.set(name, state.written.has(name) ? null : known);
+  }
+}
+
+/** Stands for files an archive or clone wrote under names the line does not show. */
+const UNKNOWN_FILES = "\u0000unpacked";
 
 /** `a/b` joined to `c`: `/`-rooted and `~`-rooted paths replace, others append. */
 function joinPath(base: string, path: string): string {
@@ -428,10 +640,13 @@ function trackDirectory(words: Word[], state: State): void {
   }
   const operands = words.slice(1).filter((w) => !/^-[LPe@]+$/.test(w.value));
   const dir = operands[0];
-  if (state.assigned.has("CDPATH") && dir !== undefined && !dir.value.startsWith("/")) {
+  // CDPATH and cdable_vars make a relative name mean another folder; `+N`, `-N` and `~+N` are
+  // places on the directory stack.
+  const redirected = state.assigned.has("CDPATH") || state.cdableVars;
+  if (redirected && dir !== undefined && !dir.value.startsWith("/")) {
     state.cwd = null;
   } else if (dir === undefined) state.cwd = "~";
-  else if (dir.dynamic || dir.glob || dir.value === "-") state.cwd = null;
+  else if (dir.dynamic || dir.glob || /^[-+][0-9]*$|^~[-+]/.test(dir.value)) state.cwd = null;
   else if (state.cwd !== null) state.cwd = joinPath(state.cwd ?? ".", dir.value);
 }
 

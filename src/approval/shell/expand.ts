@@ -99,9 +99,12 @@ function sequence(body: string): string[] | undefined {
  */
 export function substituteKnown(word: Word, known: ReadonlyMap<string, string>): Word[] {
   if (!word.dynamic || word.parts === undefined) return [word];
-  if (!word.parts.every((p) => !p.dynamic || (p.variable !== undefined && known.has(p.variable)))) {
-    return [word];
-  }
+  // A value substituted unquoted is globbed too: `f='--h*'; git reset $f` is not static.
+  const usable = (p: { dynamic: boolean; variable?: string; quoted: boolean }) =>
+    !p.dynamic ||
+    (p.variable !== undefined && known.has(p.variable) &&
+      (p.quoted || !/[*?[]/.test(known.get(p.variable)!)));
+  if (!word.parts.every(usable)) return [word];
   let value = "";
   let splitSource = false;
   const pieces: Array<{ text: string; split: boolean }> = [];

@@ -14,12 +14,12 @@ interface Language {
 const PYTHON: Language = {
   codeOptions: ["-c"],
   unsafe:
-    /\b(subprocess|pty|shutil|ctypes|cffi|importlib|multiprocessing|commands|popen2|runpy|pickle|marshal|posix|webbrowser)\b|\bos\s*\.\s*(system|popen|exec\w*|spawn\w*|fork\w*|remove\w*|unlink|rmdir|removedirs|chmod|chown|lchown|rename|renames|replace|symlink|link|kill\w*|posix_spawn\w*|truncate|set\w*id|__dict__)|from\s+os\s+import|import\s+os\s+as|\bvars\s*\(|__import__|__builtins__|__globals__|__subclasses__|\b(exec|eval|compile|getattr|globals|breakpoint|chr)\s*\(|\\x[0-9a-fA-F]{2}|\\[0-7]{3}|\\u[0-9a-fA-F]{4}|base64|codecs|\.decode\s*\(|\bPath\s*\([^)]*\)\s*\.\s*(unlink|rmdir|chmod|rename|replace|write_\w+)/,
+    /\b(subprocess|pty|shutil|ctypes|cffi|importlib|multiprocessing|commands|popen2|runpy|pickle|marshal|posix|webbrowser)\b|\bos\s*\.\s*(system|popen|exec\w*|spawn\w*|fork\w*|remove\w*|unlink|rmdir|removedirs|chmod|chown|lchown|rename|renames|replace|symlink|link|kill\w*|posix_spawn\w*|truncate|set\w*id|__dict__)|from\s+os\s+import|import\s+os\s+as|\bvars\s*\(|__import__|__builtins__|__globals__|__subclasses__|\b(exec|eval|compile|getattr|globals|breakpoint|chr)\s*\(|\\x[0-9a-fA-F]{2}|\\[0-7]{3}|\\u[0-9a-fA-F]{4}|base64|codecs|\.decode\s*\(|\bPath\s*\([^)]*\)\s*\.\s*(unlink|rmdir|chmod|rename|replace|write_\w+)|__getattribute__|__getattr__|sys\s*\.\s*modules|create_subprocess|pydoc|\bos\s+as\b|\bpty\b|(urllib|requests|socket|http\.client)[\s\S]*\.write\s*\(|\.write\s*\([\s\S]*(urllib|requests)/,
 };
 const JS: Language = {
   codeOptions: ["-e", "--eval", "-p", "--print"],
   unsafe:
-    /child_process|worker_threads|\bprocess\s*\.\s*(binding|dlopen|kill|chdir|mainModule|_linkedBinding)|\bprocess\s*\[|\bmodule\s*\.\s*(constructor|require)|\brequire\s*\(\s*[^'"` ]|\brequire\s*\[|\bimport\s*\(|\bFunction\s*\(|\beval\s*\(|\bvm\b|['"`]vm['"`]|\b(rm|rmdir|unlink|chmod|chown|lchown|rename|writeFile|appendFile|symlink|link|truncate|cp|copyFile|createWriteStream|open)(Sync)?\s*\(|Deno\s*\.\s*(run|Command|remove|chmod|chown|writeFile|writeTextFile|symlink|rename|open)|Bun\s*\.\s*(spawn|spawnSync|\$|write)|\\x[0-9a-fA-F]{2}|\\u[0-9a-fA-F]{4}|\\u\{|fromCharCode|fromCodePoint|atob|Buffer\s*\.\s*from|globalThis\s*\[|\bconstructor\b|\[\s*['"`][a-z_]+['"`]\s*\+/,
+    /child_process|worker_threads|\bprocess\s*\.\s*(binding|dlopen|kill|chdir|mainModule|_linkedBinding)|\bprocess\s*\[|\bmodule\s*\.\s*(constructor|require)|\brequire\s*\(\s*[^'"` ]|\brequire\s*\(\s*`[^`]*\$\{|\brequire\s*\[|\bimport\s*\(|\bFunction\s*\(|\beval\s*\(|\bvm\b|['"`]vm['"`]|\b(rm|rmdir|unlink|chmod|chown|lchown|rename|writeFile|appendFile|symlink|link|truncate|cp|copyFile|createWriteStream|open)(Sync)?\s*\(|Deno\s*\.\s*(run|Command|remove|chmod|chown|writeFile|writeTextFile|symlink|rename|open)|Bun\s*\.\s*(spawn|spawnSync|\$|write)|\\x[0-9a-fA-F]{2}|\\u[0-9a-fA-F]{4}|\\u\{|fromCharCode|fromCodePoint|atob|Buffer\s*\.\s*from|globalThis\s*\[|\bconstructor\b|\[\s*['"`][a-z_]+['"`]\s*\+/,
 };
 const PERL: Language = {
   codeOptions: ["-e", "-E"],
@@ -87,9 +87,15 @@ export function languageOf(program: string): Language | undefined {
 }
 
 /** Why this code cannot be vouched for, or undefined when it is pure. */
+/** Files whose writing plants code that runs later, in any language's strings. */
+const PLANTS =
+  /\.git\/(hooks|config|info)|\.gitconfig|\.config\/git|\.(bashrc|profile|bash_profile|zshrc|zshenv)\b|\.ssh\/|sitecustomize|usercustomize|\.pth\b/;
+
 export function unsafeCode(program: string, code: string): string | undefined {
   const language = LANGUAGES[program];
   if (language === undefined) return `${program} runs code the analyzer does not read`;
+  const planted = PLANTS.exec(code);
+  if (planted !== null) return `${program} code names ${JSON.stringify(planted[0])}`;
   const hit = language.unsafe.exec(code);
   return hit === null ? undefined : `${program} code uses ${JSON.stringify(hit[0].trim())}`;
 }
@@ -210,7 +216,8 @@ export function codeArgs(
 
 /** sed's `e` command and `s///e` flag run the pattern space as a shell command. */
 export function sedRunsCommands(script: string): boolean {
-  if (/(^|[;\n{}!]|[0-9$/]\s*)\s*e(\s|;|$)/.test(script)) return true;
+  // `e` after an address (`1e`, `/x/e`, `/x/Ie`, `\%x%e`, `$e`) or at a command's start.
+  if (/(^|[;\n{}!]|[0-9$/%,~][IM]*\s*)\s*e(\s|;|$)/.test(script)) return true;
   return /s(.)(?:\\.|(?!\1).)*\1(?:\\.|(?!\1).)*\1[gpiImMw0-9]*e/.test(script);
 }
 

@@ -42,6 +42,8 @@ export interface NormalizedCommand {
   guessed?: boolean;
   /** The program as written when it was a path (`./x.sh`, `/tmp/y`). */
   path?: string;
+  /** Run by `find -exec` on what find walks. */
+  viaFind?: boolean;
 }
 
 export interface Normalized {
@@ -58,6 +60,7 @@ interface Pending {
   chdir?: string | null;
   appended?: boolean;
   guessed?: boolean;
+  viaFind?: boolean;
 }
 
 /** Program names whose appearance inside another program's arguments is worth judging. */
@@ -233,6 +236,41 @@ function joined(words: Word[]): Word {
   };
 }
 
+/** Variables whose value is a command line git (or its pager, editor, ssh) runs. */
+const COMMAND_VARIABLES = new Set([
+  "EDITOR",
+  "VISUAL",
+  "PAGER",
+  "GIT_EDITOR",
+  "GIT_SEQUENCE_EDITOR",
+  "GIT_PAGER",
+  "GIT_SSH_COMMAND",
+  "GIT_SSH",
+  "GIT_ASKPASS",
+  "SSH_ASKPASS",
+  "GIT_EXTERNAL_DIFF",
+  "GIT_PROXY_COMMAND",
+  "LESSOPEN",
+  "LESSCLOSE",
+  "MANPAGER",
+]);
+
+/**
+ * Config keys whose value is a command line: given literally (`git -c core.pager=cat`, `git
+ * config alias.st status`) it is analysed like any other; `alias.x=push -f` is `git push -f`.
+ */
+export const COMMAND_VALUED_KEY =
+  /^(core\.(editor|pager|sshcommand|askpass|fsmonitor)|sequence\.editor|pager\.[^.]+|diff\.external|diff\.[^.]+\.(textconv|command)|gpg(\.[^.]+)?\.program|alias\.[^.]+|trailer\.[^.]+\.(cmd|command)|credential(\..+)?\.helper|interactive\.difffilter|merge\.[^.]+\.driver|filter\.[^.]+\.(clean|smudge|process))$/i;
+
+function configValueScript(key: string, value: string): string {
+  if (/^alias\./i.test(key)) return value.startsWith("!") ? value.slice(1) : `git ${value}`;
+  // A credential helper not starting with `!` is `git credential-<name>`.
+  if (/^credential/i.test(key) && !value.startsWith("!") && !value.includes("/")) {
+    return `git credential-${value}`;
+  }
+  return value.startsWith("!") ? value.slice(1) : value;
+}
+
 /** Programs whose interpreters the git subcommands below hand a shell command to. */
 const GIT_SCRIPT_OPTIONS: Readonly<Record<string, readonly string[]>> = {
   rebase: ["-x", "--exec"],
@@ -253,6 +291,7 @@ export function normalizeCommand(
   feed: Feed,
   assigned: ReadonlySet<string>,
   env: readonly string[] = [],
+  envValues: ReadonlyMap<string, Word> = new Map(),
 ): Normalized {
   const out: Normalized = { commands: [], scripts: [] };
   const queue: Pending[] = [{ words, env: [...env] }];
@@ -272,6 +311,7 @@ export function normalizeCommand(
     if (current.appended) c.appended = true;
     if (current.guessed) c.guessed = true;
     if (headPath !== undefined) c.path = headPath;
+    if (current.viaFind) c.viaFind = true;
     out.commands.push(c);
   };
   const unanalyzable = (reason: string) => {
@@ -306,7 +346,8 @@ export function normalizeCommand(
         continue;
       }
     } else {
-      program = canonicalProgram(basename(head.value));
+      // zsh's `=rm` is the path of rm.
+      program = canonicalProgram(basename(head.value.replace(/^=(?=[^=])/, "")));
     }
     if (program === "") {
       unanalyzable("the program name is empty");
@@ -473,6 +514,17 @@ export function normalizeCommand(
         continue;
       }
       case "git":
+        {
+          // `GIT_EDITOR=true git …`, `EDITOR='…' git commit`: a command git will run, read here.
+          const commandVars = current.env.filter((n) => COMMAND_VARIABLES.has(n));
+          for (const name of commandVars) {
+            const value = envValues.get(name);
+            if (value === undefined || value.dynamic) {
+              unanalyzable(`${name} names a program only known at run time`);
+            } else addScript(value, argv, name);
+          }
+          current = { ...current, env: current.env.filter((n) => !COMMAND_VARIABLES.has(n)) };
+        }
         git(argv, emit, then, addScript);
         continue;
       case "sed": {
@@ -559,7 +611,7 @@ export function normalizeCommand(
           args.some((a) =>
             /ProxyCommand|LocalCommand|PermitLocalCommand|KnownHostsCommand|Match\s+exec/i.test(
               a.value,
-            )
+            ) || a.value.startsWith("-F")
           )
         ) {
           unanalyzable(`${program} option runs a local command`);
@@ -578,6 +630,60 @@ export function normalizeCommand(
         emit(argv);
         continue;
       }
+      case "sqlite3":
+      case "sqlite":
+        if (
+          args.some((a) => /^\.(shell|system|once|output|import)\b/.test(a.value.trim())) ||
+          /(^|\n)\s*\.(shell|system)\b/.test(feed.stdinText?.value ?? "") ||
+          feed.stdin === "pipe"
+        ) {
+          unanalyzable("sqlite3 dot-commands run shell commands");
+        }
+        emit(argv);
+        continue;
+      case "gcc":
+      case "g++":
+      case "cc":
+      case "c++":
+      case "clang":
+      case "clang++":
+        if (
+          args.some((a) =>
+            a.value === "-wrapper" || a.value.startsWith("-fplugin") || a.value === "-B"
+          )
+        ) {
+          unanalyzable(`${program} runs a program named on its command line`);
+        }
+        emit(argv);
+        continue;
+      case "npm":
+      case "pnpm":
+      case "yarn":
+      case "bun":
+      case "npx": {
+        if (args.some((a) => /^--script-shell|^--shell/.test(a.value))) {
+          unanalyzable(`${program} --script-shell runs scripts with a program named on the line`);
+        }
+        const installs = /^(i|install|add|ci|update|up|upgrade)$/.test(args[0]?.value ?? "");
+        if (
+          installs &&
+          args.slice(1).some((a) =>
+            /^(https?:|git[+:]|github:|gitlab:|bitbucket:|file:)|^[^-][^@\s]*\.(tgz|tar\.gz)$/.test(
+              a.value,
+            )
+          )
+        ) {
+          unanalyzable(
+            `${program} installs a package from outside the registry, whose scripts run`,
+          );
+        }
+        emit(argv);
+        continue;
+      }
+      case "run-parts":
+        unanalyzable("run-parts runs every program in a folder");
+        emit(argv);
+        continue;
       case "less":
       case "more":
       case "man":
@@ -686,6 +792,19 @@ function xargs(own: Word[], then: (rest: Word[], extra?: Partial<Pending>) => vo
     then(rest.map((w) => w.value.includes(r) ? { ...w, dynamic: true, literalTail: "" } : w));
     return;
   }
+  const program = canonicalProgram(basename(rest[0].value));
+  // Only options or assignments after the launcher: its command is what xargs reads.
+  const commandless = rest.slice(1).every((w) =>
+    w.value.startsWith("-") || /^[A-Za-z_]\w*=/.test(w.value)
+  );
+  if (
+    (program in LAUNCHERS || PRIVILEGE.has(program) || program === "eval" || SHELLS.has(program)) &&
+    commandless
+  ) {
+    // `echo git reset --hard | xargs -L1 env`: the command itself is read at run time.
+    then([{ ...literalWord("xargs-input"), dynamic: true, literalTail: "" }]);
+    return;
+  }
   then(rest, { appended: true });
 }
 
@@ -718,7 +837,7 @@ function find(
       if (command.length > 0 && argv[j + 1].value === "{}") {
         unanalyzable("find -exec runs the files it finds");
       }
-      then(command);
+      then(command, { viaFind: argv.slice(j + 1, end).some((w) => w.value.includes("{}")) });
       j = end;
     } else {
       own.push(argv[j]);
@@ -739,6 +858,40 @@ function git(
   const at = argv.length - rest.length;
   const sub = rest[0];
   const subArgs = argv.slice(at + 1);
+  // `git -c key=value`: the value of a command-valued key is a script.
+  const globals = argv.slice(1, at);
+  for (let i = 0; i < globals.length; i++) {
+    const g = globals[i];
+    const kv = g.value === "-c"
+      ? globals[++i]
+      : /^-c./.test(g.value)
+      ? { ...g, value: g.value.slice(2) }
+      : undefined;
+    if (kv === undefined) continue;
+    const eq = kv.value.indexOf("=");
+    const key = eq === -1 ? kv.value : kv.value.slice(0, eq);
+    if (eq !== -1 && COMMAND_VALUED_KEY.test(key)) {
+      addScript(
+        { ...kv, value: configValueScript(key, kv.value.slice(eq + 1)) },
+        argv,
+        `git -c ${key}`,
+      );
+    }
+  }
+  if (sub === "config") {
+    const operands = subArgs.filter((a) => !a.value.startsWith("-"));
+    const [first, second, third] = operands;
+    const [key, value] = first?.value === "set" || first?.value === "add"
+      ? [second, third]
+      : [first, second];
+    if (key !== undefined && value !== undefined && COMMAND_VALUED_KEY.test(key.value)) {
+      addScript(
+        { ...value, value: configValueScript(key.value, value.value) },
+        argv,
+        `git config ${key.value}`,
+      );
+    }
+  }
   if (sub === "bisect" && rest[1] === "run") {
     then(argv.slice(at + 2));
     return;

@@ -77,19 +77,26 @@ export function resolvePath(
 ): Resolved | undefined {
   const root = place.worktree ?? UNKNOWN_WORKTREE;
   const start = place.cwd ?? root;
+  // `~+`, `~-` and `~N` are places on the directory stack.
+  if (/^~[-+0-9]/.test(operand)) return undefined;
   let path = expandHome(operand);
+  const base = lineCwd === null
+    ? undefined
+    : lineCwd === undefined || lineCwd === "."
+    ? start
+    : resolvePath(lineCwd, undefined, place)?.path;
   if (!path.startsWith("/")) {
-    if (lineCwd === null) return undefined;
-    const base = lineCwd === undefined || lineCwd === "."
-      ? start
-      : resolvePath(lineCwd, undefined, place)?.path;
     if (base === undefined) return undefined;
     path = `${base}/${path}`;
   }
   let normalized = posix.normalize(path);
-  // `/proc/self/root`, `/proc/1/root` and `/proc/thread-self/root` are the root folder again.
+  // `/proc/self/root`, `/proc/1/root` and `/proc/thread-self/root` are the root folder again,
+  // `/proc/self/cwd` the directory the command runs in.
   normalized = normalized.replace(/^\/proc\/[^/]+\/root(?=\/|$)/, "") || "/";
-  normalized = normalized.replace(/^\/proc\/[^/]+\/cwd(?=\/|$)/, start);
+  if (/^\/proc\/[^/]+\/cwd(?=\/|$)/.test(normalized)) {
+    if (base === undefined) return undefined;
+    normalized = posix.normalize(normalized.replace(/^\/proc\/[^/]+\/cwd/, base));
+  }
   // `/usr/*` and `/usr/.` delete as much as `/usr`.
   while (/\/(\*|\.)$/.test(normalized)) normalized = normalized.slice(0, -2) || "/";
   normalized = normalized.replace(/\/+$/, "") || "/";
@@ -103,10 +110,48 @@ export function isInside(path: string, folder: string): boolean {
 }
 
 /** `/`, the home folder, a top-level system folder, or a glob at the top level. */
+/** Folders whose own subfolders (`/usr/lib`, `/var/lib`, `/etc/ssl`) the machine needs. */
+const DEEP_SYSTEM = new Set([
+  "bin",
+  "boot",
+  "dev",
+  "etc",
+  "lib",
+  "lib32",
+  "lib64",
+  "libx32",
+  "proc",
+  "root",
+  "run",
+  "sbin",
+  "sys",
+  "usr",
+  "var",
+  "snap",
+  "nix",
+  "System",
+  "Library",
+  "private",
+]);
+
 export function isRootPath(path: string): boolean {
   if (path === "/" || path === HOME) return true;
   const segments = path.split("/").slice(1);
   if (segments.length === 2 && (segments[0] === "home" || segments[0] === "Users")) return true;
+  if (
+    segments[0] === "home" && segments[1] === "~" && segments.length === 3 &&
+    segments[2].startsWith(".")
+  ) {
+    // `~/.ssh`, `~/.config`: the user's own settings and keys.
+    return true;
+  }
+  if (
+    segments.length <= 3 && DEEP_SYSTEM.has(segments[0]) &&
+    !/^(tmp|folders|cache)$/.test(segments[1] ?? "")
+  ) {
+    return segments.length === 1 ||
+      !(segments[0] === "usr" && segments[1] === "local" && segments.length === 3);
+  }
   if (segments.length !== 1) return false;
   return SYSTEM_FOLDERS.has(segments[0]) || /[*?[]/.test(segments[0]);
 }

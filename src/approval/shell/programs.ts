@@ -60,13 +60,20 @@ export function canonicalProgram(program: string): string {
     return program;
   }
   const m =
-    /^(python3|python2|python|pypy3|pypy|perl|ruby|php|lua|luajit|node|nodejs|tclsh|wget|curl|bash|zsh|ksh|mksh|dash|gawk|mawk|awk|Rscript)[-_.]?[0-9][0-9.]*$/
+    /^(python3|python2|python|pypy3|pypy|perl|ruby|php|lua|luajit|node|nodejs|tclsh|wget|curl|bash|zsh|ksh|mksh|dash|gawk|mawk|awk|Rscript|sed|gsed|tar|gtar|find|gfind|xargs|gxargs|env|git|rm|chmod|chown)[-_.]?[0-9][0-9.]*(-[A-Za-z0-9_-]+)?$/
       .exec(program);
-  return m === null ? program : m[1];
+  if (m !== null) return m[1];
+  // Debian's alternatives: `vim.basic`, `vim.tiny`, `nvim.appimage`, `python3-dbg`.
+  const alt =
+    /^(vim|vi|nvim|ex|view|python3|python|perl|ruby|node)[.-](basic|tiny|gtk3?|nox|athena|motif|appimage|dbg|debug)$/
+      .exec(program);
+  return alt === null ? program : alt[1];
 }
 
 /** Programs that fetch from the network and print to stdout. */
 export const DOWNLOADERS = new Set([
+  // `bash < /dev/tcp/host/80`: bash's own network redirection, seen as a program feeding stdin.
+  "/dev/tcp",
   "curl",
   "wget",
   "wget2",

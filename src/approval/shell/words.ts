@@ -136,7 +136,8 @@ function add(node: Node, w: Word): void {
       return;
     case "ansi_c_string":
       quotedDepth++;
-      literal(w, decodeAnsiC(node.text.slice(2, -1)));
+      // bash ends a $'…' string at its first NUL: `$'rm\0junk'` is `rm`.
+      literal(w, decodeAnsiC(node.text.slice(2, -1)).split("\u0000")[0]);
       quotedDepth--;
       return;
     case "string":

@@ -106,12 +106,26 @@ describe("built-in rules", () => {
         "/usr/*",
         "/bin/..",
         "/u*",
+        // System folders' own subfolders, and the user's settings.
+        "/usr/local",
+        "/var/lib",
+        "/etc/ssl",
+        "~/.ssh",
       ]
     ) {
       expect({ t, root: isRootTarget(t) }).toEqual({ t, root: true });
     }
     for (
-      const t of ["./", "build", "/tmp/x", "/usr/local", "~/x", "$HOME/x", "/workspace"]
+      const t of [
+        "./",
+        "build",
+        "/tmp/x",
+        "/usr/local/lib/node_modules/x",
+        "~/x",
+        "$HOME/x",
+        "/workspace",
+        "/opt/app",
+      ]
     ) {
       expect({ t, root: isRootTarget(t) }).toEqual({ t, root: false });
     }
