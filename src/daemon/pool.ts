@@ -21,7 +21,7 @@
  *   it has none left. A running turn is never cut short.
  */
 import { readFileSync } from "node:fs";
-import { errorMessage } from "../errors.ts";
+import { errorMessage, ProviderUnavailable } from "../errors.ts";
 import type { CodexHandle } from "../provider/codex/handle.ts";
 import type { CodexProvider } from "../provider/codex/provider.ts";
 import type { Spec } from "../provider/spec.ts";
@@ -299,7 +299,7 @@ export class CodexPool {
 
   #leastLoaded(): CodexProvider {
     const slot = this.#placeable()[0];
-    if (!slot) throw new Error("no codex app-server is ready");
+    if (!slot) throw new ProviderUnavailable("No codex app-server is ready");
     return slot.supervisor.provider!;
   }
 
