@@ -615,7 +615,8 @@ export function createApp(options: CreateAppOptions): CodexdApp {
   app.openapi(routes.spawn, async (c) => {
     const spec = c.req.valid("json");
     checkMetadata(spec.metadata);
-    const result = await withSessionSlot(() => service.spawn(spec));
+    const fieldsSet = Object.keys(await c.req.json());
+    const result = await withSessionSlot(() => service.spawn(spec, fieldsSet));
     return c.json(S.SpawnResult.parse(result), 201);
   });
 
@@ -645,7 +646,8 @@ export function createApp(options: CreateAppOptions): CodexdApp {
     const spec = c.req.valid("json");
     checkMetadata(spec.metadata);
     const id = c.req.valid("param").id;
-    const result = await withSessionSlot(() => service.resume(id, spec));
+    const fieldsSet = Object.keys(await c.req.json());
+    const result = await withSessionSlot(() => service.resume(id, spec, fieldsSet));
     return c.json(S.SpawnResult.parse(result), 201);
   });
 

@@ -37,14 +37,15 @@ export interface SessionService {
   /** Never throws: a daemon that cannot answer this is not running. */
   health(): Promise<Health>;
   capabilities(): Capabilities;
-  spawn(spec: Spec): Promise<SpawnResult>;
+  /** `fieldsSet`: the spec's keys as the caller sent them (before defaults; see ignoredFields). */
+  spawn(spec: Spec, fieldsSet?: readonly string[]): Promise<SpawnResult>;
   list(): Promise<SessionInfo[]>;
   /** @throws SessionNotFound */
   get(sessionId: string): Promise<SessionInfo>;
   /** Starts a follow-up turn, or queues it while one runs. @throws SessionNotFound, WrongState */
   send(sessionId: string, prompt: string): Promise<SendResult>;
   /** Brings a stopped, failed or orphaned (daemon/codex restarted) session back. */
-  resume(sessionId: string, spec: Spec): Promise<SpawnResult>;
+  resume(sessionId: string, spec: Spec, fieldsSet?: readonly string[]): Promise<SpawnResult>;
   /** Steers the running turn. @throws NoActiveTurn when none runs or is queued */
   inject(sessionId: string, text: string): Promise<InjectResult>;
   interrupt(sessionId: string): Promise<void>;

@@ -110,12 +110,15 @@ export class SessionManager implements SessionService {
   // -------------------------------------------------------------------------------------------
   // Lifecycle
 
-  async spawn(requested: Spec): Promise<SpawnResult> {
+  async spawn(requested: Spec, fieldsSet?: readonly string[]): Promise<SpawnResult> {
     const provider = this.#provider("spawn session");
     const policy = this.#checkPolicy(requested);
     const spec = this.#guard("spawn session", requested, policy);
     // The plan is pure: it refuses bypassPermissions here, before anything is recorded.
-    const plan = planSpawn(spec, { allowBypass: this.#o.policies.allowsBypass(spec.policy) });
+    const plan = planSpawn(spec, {
+      allowBypass: this.#o.policies.allowsBypass(spec.policy),
+      fieldsSet,
+    });
     checkSpecBudget("spawn session", spec, policy.merged.budgets);
     this.#admit("spawn session", spec.policy, undefined, spec.budget?.tokens);
     const sessionId = `ses_${crypto.randomUUID().replaceAll("-", "")}`;
@@ -134,7 +137,11 @@ export class SessionManager implements SessionService {
     });
   }
 
-  async resume(sessionId: string, requested: Spec): Promise<SpawnResult> {
+  async resume(
+    sessionId: string,
+    requested: Spec,
+    fieldsSet?: readonly string[],
+  ): Promise<SpawnResult> {
     const row = this.#row(sessionId);
     // A session a budget is stopping is as good as stopped: wait for it to unload.
     const stopping = this.#live.get(sessionId);
@@ -145,7 +152,10 @@ export class SessionManager implements SessionService {
     const provider = this.#provider("resume session");
     const policy = this.#checkPolicy(requested);
     const spec = this.#guard("resume session", requested, policy);
-    const plan = planSpawn(spec, { allowBypass: this.#o.policies.allowsBypass(spec.policy) });
+    const plan = planSpawn(spec, {
+      allowBypass: this.#o.policies.allowsBypass(spec.policy),
+      fieldsSet,
+    });
     checkSpecBudget("resume session", spec, policy.merged.budgets);
     this.#admit("resume session", spec.policy, sessionId, spec.budget?.tokens);
     this.#o.store.updateSession(sessionId, {

@@ -39,12 +39,31 @@ describe("planSpawn", () => {
       timeoutMs: 1000,
       metadata: { team: "a" },
     });
-    const plan = planSpawn(full);
-    const ignored = plan.ignoredFields.map((f) => f.field).sort();
-    expect(ignored).toEqual(["metadata", "onBusy", "permissionConfig", "policy", "timeoutMs"]);
-    for (const field of ignored) {
-      expect(plan.ignoredFields.find((f) => f.field === field)?.reason.length).toBeGreaterThan(10);
-    }
+    // Every field is honoured: by codex, or by codexd (policy, permissionConfig, timeoutMs,
+    // onBusy, metadata): none is "ignored".
+    expect(planSpawn(full).ignoredFields).toEqual([]);
+    expect(planSpawn(full, { fieldsSet: Object.keys(full) }).ignoredFields).toEqual([]);
+  });
+
+  test("ignoredFields: fields filled in by defaults are not the caller's", () => {
+    const minimal = spec();
+    expect(minimal.policy).toBe("default");
+    expect(minimal.onBusy).toBe("queue");
+    expect(planSpawn(minimal, { fieldsSet: ["prompt", "cwd"] }).ignoredFields).toEqual([]);
+  });
+
+  test("ignoredFields: a sandbox the caller set under permissionMode plan (read-only) is named", () => {
+    const planned = spec({ permissionMode: "plan", sandbox: "workspace-write" });
+    expect(planSpawn(planned, { fieldsSet: ["prompt", "cwd", "permissionMode", "sandbox"] }))
+      .toMatchObject({
+        threadStart: { approvalPolicy: "untrusted" },
+        ignoredFields: [{ field: "sandbox", reason: expect.stringContaining("read-only") }],
+      });
+    // read-only is what plan runs: honoured. A sandbox codexd filled in is not the caller's.
+    const readOnly = spec({ permissionMode: "plan", sandbox: "read-only" });
+    expect(planSpawn(readOnly).ignoredFields).toEqual([]);
+    expect(planSpawn(planned, { fieldsSet: ["prompt", "cwd", "permissionMode"] }).ignoredFields)
+      .toEqual([]);
   });
 
   test.each([

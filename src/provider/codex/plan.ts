@@ -67,6 +67,11 @@ export interface PlanOptions {
    * each gets the same `untrusted` entries as `cwd`.
    */
   cwdAliases?: readonly string[];
+  /**
+   * The spec's keys as the caller sent them, before defaults (`policy`, `onBusy`, … filled in by
+   * the schema): `ignoredFields` names only these. Without it every field with a value counts.
+   */
+  fieldsSet?: readonly string[];
 }
 
 /**
@@ -322,12 +327,6 @@ export function planTurn(spec: Spec, prompt: string): Omit<TurnStartParams, "thr
 }
 
 export function planSpawn(spec: Spec, options: PlanOptions = {}): SpawnPlan {
-  const ignoredFields: IgnoredField[] = [];
-  for (const [field, handling] of Object.entries(SPEC_FIELD_HANDLING)) {
-    if ("reason" in handling && spec[field as keyof Spec] !== undefined) {
-      ignoredFields.push({ field: field as keyof Spec, reason: handling.reason });
-    }
-  }
   const daemonServers = options.daemonMcpServers ?? {};
   return {
     threadStart: planThread(spec, options),
@@ -335,8 +334,28 @@ export function planSpawn(spec: Spec, options: PlanOptions = {}): SpawnPlan {
     ...(Object.keys(daemonServers).length > 0 && {
       mcpConfigEdit: mcpBatchWrite(daemonServers),
     }),
-    ignoredFields,
+    ignoredFields: ignoredFields(spec, options.fieldsSet),
   };
+}
+
+/**
+ * The fields the caller set that this session will not honour as given. A field codexd itself
+ * enforces (SPEC_FIELD_HANDLING's reasons: policy, permissionConfig, timeoutMs, onBusy, metadata,
+ * budget) is honoured, not ignored; so is every field translated for codex, except where
+ * another field overrides it: a `sandbox` under `permissionMode: plan`, which runs read-only.
+ */
+function ignoredFields(spec: Spec, fieldsSet: readonly string[] | undefined): IgnoredField[] {
+  const set = new Set(
+    fieldsSet ?? Object.keys(spec).filter((key) => spec[key as keyof Spec] !== undefined),
+  );
+  const ignored: IgnoredField[] = [];
+  if (set.has("sandbox") && spec.permissionMode === "plan" && spec.sandbox !== "read-only") {
+    ignored.push({
+      field: "sandbox",
+      reason: `permissionMode plan runs read-only, not ${spec.sandbox}`,
+    });
+  }
+  return ignored;
 }
 
 /** `config/batchWrite` params replacing codex's `mcp_servers` table (keyPath is the TOML name). */
