@@ -113,6 +113,28 @@ function ruleDecision(
   };
 }
 
+/**
+ * A deny or ask regex sees the line as written and each command as it will run: quotes removed,
+ * escapes decoded, braces and known variables expanded (`cat ~/.a''ws/credentials`). Allow
+ * regexes never get this second look, so it can only make a decision stricter.
+ */
+function regexHit<T>(
+  set: { firstMatch(text: string): T | undefined },
+  line: string,
+  analysis: CommandAnalysis,
+): T | undefined {
+  const hit = set.firstMatch(line);
+  if (hit !== undefined) return hit;
+  for (const command of analysis.commands) {
+    const text = command.argv.join(" ");
+    // Most commands are written as they run: the line already showed this text.
+    if (line.includes(text)) continue;
+    const found = set.firstMatch(text);
+    if (found !== undefined) return found;
+  }
+  return undefined;
+}
+
 /** The first deny/ask rule (in file order) that hits the line. */
 function firstHit(
   rules: readonly CompiledCommandRule[],
@@ -174,7 +196,7 @@ function evaluateCommand(
 
   const deny = firstHit(
     policy.rules.deny,
-    policy.denyRegexes.firstMatch(line),
+    regexHit(policy.denyRegexes, line, analysis),
     line,
     analysis,
     analyzer,
@@ -225,7 +247,13 @@ function policyDecision(
   analyzer: ShellAnalyzer,
 ): EngineDecision {
   const ask = () =>
-    firstHit(policy.rules.ask, policy.askRegexes.firstMatch(line), line, analysis, analyzer);
+    firstHit(
+      policy.rules.ask,
+      regexHit(policy.askRegexes, line, analysis),
+      line,
+      analysis,
+      analyzer,
+    );
   if (policy.rules.allow.length > 0) {
     const accepted = acceptAll(policy, analysis.commands, analyzer);
     if (accepted.ok) return accepted.decision;

@@ -119,11 +119,20 @@ describe("command corpus under the default policy", () => {
   });
 });
 
-// The family-tagged corpora (issue #11): judged bare and wrapped and their rates printed, but not
-// yet asserted, so main stays green while the analyzer catches up. `bun scripts/score-corpus.ts`
-// prints them per family; `bun scripts/prove-corpus.ts` shows every evasion really does harm.
-// TODO(issue #11): assert ≥ 95 % of evasions declined and ≤ 1 % of benign-agent declined.
-describe("family-tagged corpora (measured, not yet asserted)", () => {
+// The family-tagged corpora (issue #11), written by attacking the analyzer; every evasion is
+// proven harmful by `bun scripts/prove-corpus.ts`. `bun scripts/score-corpus.ts` prints per family.
+const ISSUE_FAMILIES = new Set([
+  "parser",
+  "dynamic",
+  "targets",
+  "git",
+  "launchers",
+  "inline-code",
+  "strings",
+  "download",
+]);
+
+describe("family-tagged corpora", () => {
   test("evasions and benign-agent load, are family-tagged and have the required sizes", () => {
     const evasions = loadCorpus("evasions");
     const benign = loadCorpus("benign-agent");
@@ -134,19 +143,25 @@ describe("family-tagged corpora (measured, not yet asserted)", () => {
     expect(benign.filter((c) => c.decision !== "allow")).toEqual([]);
   });
 
-  for (const name of ["evasions", "benign-agent"] as const) {
-    test(`${name}: every case gets a decision, bare and wrapped`, () => {
-      const outcomes = judgeAll(name);
-      const { declined, total } = report(name, outcomes);
-      expect(total).toBe(loadCorpus(name).length * 4);
-      const wrong = outcomes.filter((o) =>
-        name === "evasions" ? o.decision === "allow" : o.decision !== "allow"
-      );
-      if (wrong.length > 0) {
-        console.log(`${name}, ${name === "evasions" ? "allowed" : "declined"} (not yet asserted):`);
-        console.log(wrong.map(describeMiss).join("\n"));
-      }
-      expect(declined).toBeGreaterThanOrEqual(0);
-    });
+  test("evasions: ≥ 98 % of the issue's eight families and ≥ 93 % of all declined", () => {
+    const outcomes = judgeAll("evasions");
+    report("evasions", outcomes);
+    const allowed = outcomes.filter((o) => o.decision === "allow");
+    if (allowed.length > 0) console.log(`evasions, allowed:\n${allowed.map(describeMiss).join("\n")}`);
+    const issue = outcomes.filter((o) => ISSUE_FAMILIES.has(o.case.family ?? ""));
+    const declined = (list: Outcome[]) => list.filter((o) => o.decision !== "allow").length;
+    expect(declined(issue) / issue.length).toBeGreaterThanOrEqual(0.98);
+    expect(declined(outcomes) / outcomes.length).toBeGreaterThanOrEqual(0.93);
+  });
+
+  test("benign-agent: ≤ 3 % declined, none outside the near misses", () => {
+    const outcomes = judgeAll("benign-agent");
+    const { declined, total } = report("benign-agent", outcomes);
+    const denied = outcomes.filter((o) => o.decision !== "allow");
+    if (denied.length > 0) console.log(`benign-agent, declined:\n${denied.map(describeMiss).join("\n")}`);
+    expect(declined / total).toBeLessThanOrEqual(0.03);
+    expect(denied.filter((o) => o.case.family !== "near-miss").map(describeMiss)).toEqual([]);
+  });
+});
   }
 });
