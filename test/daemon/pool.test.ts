@@ -6,6 +6,8 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { chmodSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
 import path from "node:path";
 import type { CodexdClient } from "../../src/client.ts";
 import type { StoredEvent } from "../../src/daemon/api-schemas.ts";
@@ -19,19 +21,40 @@ import { type InProcessDaemon, startDaemonInProcess } from "../support/daemon-in
 import { eventually } from "../support/eventually.ts";
 
 /** How long a SLOW turn waits in the model: long enough to kill, recycle or restart under it. */
-const SLOW_MS = 1500;
+const SLOW_MS = 2500;
 
 let model: ScriptedModel;
 let worktree: TempWorktree;
+let policies: string;
 
 beforeAll(async () => {
   model = await startScriptedModel({
-    rules: [{ marker: "SLOW", rounds: [[step.delay(SLOW_MS), step.message("slow done")]] }],
+    rules: [
+      { marker: "SLOW", rounds: [[step.delay(SLOW_MS), step.message("slow done")]] },
+      // A command the `gated` policy holds for a person: the turn runs until the test answers.
+      { marker: "GATE", rounds: [[step.exec("echo pool-gate")], [step.message("gate passed")]] },
+    ],
   });
   worktree = await makeTempWorktree();
+  policies = await mkdtemp(path.join(tmpdir(), "codexd-pool-policies-"));
+  await writeFile(
+    path.join(policies, "gated.yaml"),
+    [
+      "version: 1",
+      "name: gated",
+      "default: allow",
+      "askTimeout: 5m",
+      "commands:",
+      "  ask:",
+      "    - id: gate",
+      "      regex: 'echo pool-gate'",
+      "      reason: the test opens the gate",
+    ].join("\n"),
+  );
 });
 afterAll(async () => {
   await worktree?.remove();
+  if (policies) await rm(policies, { recursive: true, force: true });
   await model?.close();
 });
 
@@ -39,10 +62,15 @@ const FAST_BACKOFF = { initialMs: 50, maxMs: 200, resetAfterMs: 60_000 };
 
 function start(
   pool: number,
-  options: { deps?: DaemonDeps; configure?: (config: ResolvedConfig) => void } = {},
+  options: {
+    deps?: DaemonDeps;
+    configure?: (config: ResolvedConfig) => void;
+    policiesDir?: string;
+  } = {},
 ): Promise<InProcessDaemon> {
   return startDaemonInProcess({
     model,
+    ...(options.policiesDir && { policiesDir: options.policiesDir }),
     deps: { backoff: FAST_BACKOFF, ...options.deps },
     configure: (config) => {
       config.codex.pool = pool;
@@ -91,7 +119,7 @@ describe("codex pool", () => {
   test(
     "sessions spread over the least-loaded children; kill -9 of one ends only its sessions",
     async () => {
-      await using d = await start(3);
+      await using d = await start(3, { policiesDir: policies });
       const health = await d.client.health();
       expect(health.codex.children).toHaveLength(3);
       expect(new Set(health.codex.children!.map((c) => c.pid)).size).toBe(3);
@@ -99,7 +127,8 @@ describe("codex pool", () => {
       const ids: string[] = [];
       for (let i = 0; i < 6; i++) {
         ids.push(
-          (await d.client.spawn({ prompt: `SLOW crash-${i}`, cwd: worktree.path })).sessionId,
+          (await d.client.spawn({ prompt: `GATE crash-${i}`, cwd: worktree.path, policy: "gated" }))
+            .sessionId,
         );
       }
       const busy = await d.client.health();
@@ -108,13 +137,24 @@ describe("codex pool", () => {
         liveSessions: 6,
         freeSlots: busy.capacity!.maxLiveSessions - 6,
       });
-      await modelGot("SLOW crash-", 6);
+      // Every turn runs, held at its command's approval until the test answers it.
+      const held = await eventually("six held approvals", async () => {
+        const pending = await Promise.all(
+          ids.map(async (id) => (await d.client.approvals(id)).pending),
+        );
+        return pending.every((p) => p.length === 1) ? pending.map((p) => p[0]!) : undefined;
+      }, { limitMs: 30_000 });
 
       const where = placement(d);
       const victim = busy.codex.children![1].pid!;
       const doomed = ids.filter((id) => where.get(id) === victim);
       expect(doomed).toHaveLength(2);
       process.kill(victim, "SIGKILL");
+      await terminals(d.client, doomed[0], 1);
+      await terminals(d.client, doomed[1], 1);
+      for (const [i, id] of ids.entries()) {
+        if (!doomed.includes(id)) await d.client.answerApproval(id, held[i].requestId, "allow");
+      }
 
       for (const id of ids) {
         const [end] = await terminals(d.client, id, 1);
@@ -123,15 +163,19 @@ describe("codex pool", () => {
             type: "error",
             code: "app_server_crashed",
           });
-        } else expect(end).toMatchObject({ type: "result", text: "slow done" });
+        } else expect(end).toMatchObject({ type: "result", text: "gate passed" });
       }
       // Resumable at once, on a child that still runs.
       const resumed = doomed[0];
-      await d.client.resume(resumed, { prompt: "after the crash", cwd: worktree.path });
+      await d.client.resume(resumed, {
+        prompt: "after the crash",
+        cwd: worktree.path,
+        policy: "gated",
+      });
       const [, again] = await terminals(d.client, resumed, 2);
       expect(again).toMatchObject({ type: "result", text: "echo: after the crash" });
       const seen = JSON.stringify(model.requests.at(-1)?.body?.input);
-      expect(seen).toContain("SLOW crash-"); // the thread went on, its first turn included
+      expect(seen).toContain("GATE crash-"); // the thread went on, its first turn included
 
       const back = await eventually("the killed child replaced", async () => {
         const h = await d.client.health();
