@@ -33,6 +33,9 @@ export const WARNING_RATIO = 0.8;
 export type BudgetScope = BudgetReport["scope"];
 export type BudgetLimits = MergedBudgets;
 
+/** A usage report: one response's usage and, where codex gave it, the thread's running total. */
+export type UsageReport = Usage & { total?: Usage };
+
 /** The tokens a response's usage counts for against the budgets. */
 export function countedTokens(usage: Usage, countCachedInput: boolean): number {
   const input = countCachedInput
@@ -184,6 +187,8 @@ export class Budgets {
   readonly #fleets = new Map<string, { hour: RollingWindow; day: RollingWindow }>();
   /** Lifetime spend of the sessions seen since start (the rest is read from the store). */
   readonly #sessions = new Map<string, number>();
+  /** The last total codex reported for each session's thread (null: none yet). */
+  readonly #threadTotals = new Map<string, { threadId: string; total: Usage } | null>();
   #lastPrune: number;
 
   constructor(options: BudgetsOptions) {
@@ -206,6 +211,40 @@ export class Budgets {
   fleetsWithSpend(): string[] {
     const now = this.#now();
     return [...this.#fleets].filter(([, w]) => w.day.total(now) > 0).map(([name]) => name);
+  }
+
+  /**
+   * The new tokens a usage report stands for: how far the thread's total grew since the last
+   * report of the same thread. codex repeats a report when only its rate limits changed, and
+   * reports a resumed thread's last usage again (with the old turn's id), neither of which is new
+   * spend: both count 0. A thread's first report (or one without a total) counts its response.
+   */
+  newTokens(
+    sessionId: string,
+    threadId: string,
+    report: UsageReport,
+    countCachedInput: boolean,
+  ): number {
+    const response = countedTokens(report, countCachedInput);
+    if (report.total === undefined) return response;
+    let previous = this.#threadTotals.get(sessionId);
+    if (previous === undefined) {
+      previous = this.#store.threadUsage(sessionId) ?? null;
+      this.#threadTotals.set(sessionId, previous);
+    }
+    const total = {
+      inputTokens: report.total.inputTokens,
+      cachedInputTokens: report.total.cachedInputTokens,
+      outputTokens: report.total.outputTokens,
+      reasoningTokens: report.total.reasoningTokens,
+    };
+    this.#threadTotals.set(sessionId, { threadId, total });
+    this.#store.setThreadUsage(sessionId, threadId, total);
+    if (previous === null || previous.threadId !== threadId) return response;
+    const grown = countedTokens(total, countCachedInput) -
+      countedTokens(previous.total, countCachedInput);
+    // A total below the last one: codex counts afresh; this response is what is known.
+    return grown < 0 ? response : grown;
   }
 
   sessionSpend(sessionId: string): number {

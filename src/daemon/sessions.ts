@@ -14,7 +14,7 @@ import type { PolicyStore } from "../approval/policy-store.ts";
 import { guardSpecOrThrow, type SpecGuardContext } from "../approval/spec-guard.ts";
 import { errorMessage, ProviderUnavailable, WrongState } from "../errors.ts";
 import type { CodexHandle } from "../provider/codex/handle.ts";
-import type { BudgetReport, SessionEvent, Usage } from "../provider/events.ts";
+import type { BudgetReport, SessionEvent } from "../provider/events.ts";
 import { planSpawn } from "../provider/codex/plan.ts";
 import { CODEX_CAPABILITIES } from "../provider/codex/provider.ts";
 import type { Spec } from "../provider/spec.ts";
@@ -39,9 +39,9 @@ import {
   type BudgetLimits,
   Budgets,
   checkSpecBudget,
-  countedTokens,
   describeExhausted,
   sessionCap,
+  type UsageReport,
   WARNING_RATIO,
 } from "./budgets.ts";
 import type { Journal } from "./journal.ts";
@@ -496,17 +496,17 @@ export class SessionManager implements SessionService {
   }
 
   /** Counts a model response's tokens; warns at 80 % of a cap and stops turns at 100 %. */
-  #spend(sessionId: string, event: Usage & { turnId?: string }): void {
+  #spend(sessionId: string, event: UsageReport & { turnId?: string }): void {
     const live = this.#live.get(sessionId);
     if (!live) return;
     const limits = this.#limits(live.fleet);
-    const outcome = this.#budgets.record(
-      live.fleet,
+    const tokens = this.#budgets.newTokens(
       sessionId,
-      countedTokens(event, limits.countCachedInput),
-      limits,
-      live.budgetTokens,
+      live.handle.threadId,
+      event,
+      limits.countCachedInput,
     );
+    const outcome = this.#budgets.record(live.fleet, sessionId, tokens, limits, live.budgetTokens);
     for (const report of outcome.warnings) {
       const percent = Math.floor((report.spend / report.budget) * 100);
       this.#record(sessionId, {

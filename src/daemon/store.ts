@@ -20,8 +20,11 @@ import type { StoredEvent } from "./api-schemas.ts";
 import { rememberJson } from "./event-json.ts";
 import { SessionStatus } from "./api-schemas.ts";
 
-/** 2: token spend (`token_spend`, `session_spend`); a version-1 database gains the tables. */
-const SCHEMA_VERSION = 2;
+/**
+ * 2: token spend (`token_spend`, `session_spend`); 3: the last usage total codex reported for each
+ * session's thread (`thread_usage`). An older database gains the tables.
+ */
+const SCHEMA_VERSION = 3;
 
 const UsageRow = z.object({
   inputTokens: z.number(),
@@ -87,6 +90,7 @@ const StoredEventJson = z.looseObject({
 const MaxSeq = z.object({ session_id: z.string(), seq: z.number() });
 const SpendRecord = z.object({ fleet: z.string(), at: z.number(), tokens: z.number() });
 const SessionSpendRecord = z.object({ tokens: z.number() });
+const ThreadUsageRecord = z.object({ thread_id: z.string(), total: z.string() });
 
 /** Tokens one model response spent, as counted against the budgets (src/daemon/budgets.ts). */
 export interface SpendRow {
@@ -327,6 +331,29 @@ export class Store {
     return row === undefined ? 0 : SessionSpendRecord.parse(row).tokens;
   }
 
+  /** The cumulative usage codex last reported for the session's thread. */
+  threadUsage(
+    sessionId: string,
+  ): { threadId: string; total: z.infer<typeof UsageRow> } | undefined {
+    const row = this.#db.prepare("SELECT thread_id, total FROM thread_usage WHERE session_id = ?")
+      .get(sessionId);
+    if (row === undefined) return undefined;
+    const r = ThreadUsageRecord.parse(row);
+    return {
+      threadId: r.thread_id,
+      total: parseJson(r.total, UsageRow, `session ${sessionId} total`),
+    };
+  }
+
+  setThreadUsage(sessionId: string, threadId: string, total: z.infer<typeof UsageRow>): void {
+    this.#write(() =>
+      this.#db.prepare(
+        `INSERT INTO thread_usage (session_id, thread_id, total) VALUES (?, ?, ?)
+         ON CONFLICT (session_id) DO UPDATE SET thread_id = excluded.thread_id, total = excluded.total`,
+      ).run(sessionId, threadId, JSON.stringify(total))
+    );
+  }
+
   /** Drops ledger entries at or before `before` (ms): no window reaches back that far. */
   pruneSpend(before: number): number {
     const result = this.#write(() =>
@@ -413,6 +440,11 @@ function migrate(db: DatabaseSync): void {
     CREATE TABLE IF NOT EXISTS session_spend (
       session_id TEXT PRIMARY KEY,
       tokens INTEGER NOT NULL
+    ) WITHOUT ROWID;
+    CREATE TABLE IF NOT EXISTS thread_usage (
+      session_id TEXT PRIMARY KEY,
+      thread_id TEXT NOT NULL,
+      total TEXT NOT NULL
     ) WITHOUT ROWID;
     PRAGMA user_version = ${SCHEMA_VERSION};
   `);

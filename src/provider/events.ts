@@ -56,7 +56,8 @@ export type EventBody =
   }
   | { type: "approval"; turnId?: string } & ApprovalRecord
   | { type: "policy.shadow"; turnId?: string; [key: string]: unknown }
-  | { type: "usage"; turnId?: string } & Usage
+  /** One model response's usage; `total`: the thread's, as codex counts it (budgets.ts). */
+  | { type: "usage"; turnId?: string; total?: Usage } & Usage
   | { type: "system"; turnId?: string; subtype: string; message?: string; [key: string]: unknown }
   | { type: "result"; turnId?: string; text: string; usage?: Usage; turnStatus: string }
   | { type: "error"; turnId?: string; code: ErrorCode; message: string; budget?: BudgetReport };

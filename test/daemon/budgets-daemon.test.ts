@@ -165,7 +165,11 @@ describe("token budgets against the real codex", () => {
     });
     const resumed = await untilTerminal(d.client, sessionId, all.at(-1)!.seq);
     expect(resumed.at(-1)).toMatchObject({ type: "result", text: "back again" });
-    expect((await d.client.get(sessionId)).status).toBe("idle");
+    // The resumed turn's 15 tokens, no more: codex's own records of the thread count nothing twice.
+    expect(await d.client.get(sessionId)).toMatchObject({
+      status: "idle",
+      budget: { tokens: 3000, spent: 1215 },
+    });
     const metrics = await d.client.metrics();
     expect(metrics).toContain('codexd_budget_exceeded_total{fleet="capped",scope="session"} 1');
     expect(metrics).toContain('codexd_turns_total{kind="budget_exceeded"} 1');

@@ -208,6 +208,49 @@ describe("Budgets", () => {
       .toBeNull();
   });
 
+  test("a report counts what its thread's total grew by: repeats and resume replays add nothing", () => {
+    using dir = tempDir("codexd-budgets-");
+    const file = `${dir.dir}/codexd.db`;
+    const u = (input: number, output: number, cached = 0) => ({
+      inputTokens: input,
+      cachedInputTokens: cached,
+      outputTokens: output,
+      reasoningTokens: 0,
+    });
+    const report = (last: ReturnType<typeof u>, total: ReturnType<typeof u>) => ({
+      ...last,
+      total,
+    });
+    const clock = { now: T0 };
+    {
+      using store = Store.open(file);
+      const b = budgets(store, clock);
+      // The thread's first report: its response.
+      expect(b.newTokens("s", "th1", report(u(300, 100), u(300, 100)), true)).toBe(400);
+      expect(b.newTokens("s", "th1", report(u(500, 50, 200), u(800, 150, 200)), true)).toBe(550);
+      // Cached input left out: the growth of input - cached + output.
+      expect(b.newTokens("s", "th1", report(u(100, 10, 60), u(900, 160, 260)), false)).toBe(50);
+      // codex repeats the report (only rate limits changed): nothing new.
+      expect(b.newTokens("s", "th1", report(u(100, 10, 60), u(900, 160, 260)), true)).toBe(0);
+      // Without a total (an older codex): the response as reported.
+      expect(b.newTokens("s", "th1", u(7, 3), true)).toBe(10);
+      store.flush();
+    }
+    {
+      // After a restart, the resumed thread's replayed last report adds nothing; the next does.
+      using store = Store.open(file);
+      const b = budgets(store, clock);
+      expect(b.newTokens("s", "th1", report(u(100, 10, 60), u(900, 160, 260)), true)).toBe(0);
+      expect(b.newTokens("s", "th1", report(u(40, 5), u(940, 165, 260)), true)).toBe(45);
+      // A re-seeded session runs on a new thread: its first report counts its response.
+      expect(b.newTokens("s", "th2", report(u(20, 2), u(20, 2)), true)).toBe(22);
+      // A total that went down: codex counts afresh; the response is what is known.
+      expect(b.newTokens("s", "th2", report(u(6, 1), u(6, 1)), true)).toBe(7);
+      // Other sessions are apart.
+      expect(b.newTokens("t", "th2", report(u(20, 2), u(20, 2)), true)).toBe(22);
+    }
+  });
+
   test("spend survives reopening the database; the ledger keeps only the last 24 hours", () => {
     using dir = tempDir("codexd-budgets-");
     const file = `${dir.dir}/codexd.db`;

@@ -106,7 +106,7 @@ export function mapNotification(method: string, params: unknown): MappedNotifica
       const u = p as z.infer<(typeof NotificationParams)["thread/tokenUsage/updated"]>;
       const last = toUsage(u.tokenUsage.last);
       return {
-        events: [{ type: "usage", turnId: u.turnId, ...last }],
+        events: [{ type: "usage", turnId: u.turnId, ...last, total: toUsage(u.tokenUsage.total) }],
         totalUsage: toUsage(u.tokenUsage.total),
       };
     }
