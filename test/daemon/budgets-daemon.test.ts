@@ -29,6 +29,7 @@ beforeAll(async () => {
     rules: [
       // First: a resumed thread's re-seeded prompt also holds the earlier prompts.
       { marker: "AGAIN", rounds: [[step.usage(10, 5), step.message("back again")]] },
+      { marker: "QUIET", rounds: [[step.usage(0, 0), step.message("quiet")]] },
       {
         // Three responses of 400 tokens each (300 in, 100 out), each calling a tool so the turn
         // goes on; a fourth response would hang, so a turn that outlived the cap would show.
@@ -182,6 +183,13 @@ describe("token budgets against the real codex", () => {
     let bystander: string;
     {
       await using d = await start(stateDir);
+      // An idle session of the fleet: its next turn will be refused, it stays idle.
+      const { sessionId: idle } = await d.client.spawn({
+        prompt: "QUIET",
+        cwd: worktree.path,
+        policy: "hourly",
+      });
+      expect((await untilTerminal(d.client, idle)).at(-1)).toMatchObject({ type: "result" });
       const before = model.requests.length;
       ({ sessionId: bystander } = await d.client.spawn({
         prompt: "STALL for a while",
@@ -235,6 +243,11 @@ describe("token budgets against the real codex", () => {
       expect(retryAfter).toBeLessThanOrEqual(3600);
       const reopensAt = Date.parse(String(body.error.details.reopensAt));
       expect(reopensAt - (Date.now() + clock.offsetMs)).toBeGreaterThan(3500_000);
+      // A new turn of the idle session: 429 too; the session stays live and idle.
+      const turnRefused = await apiError(d.client.send(idle, "QUIET again"));
+      expect(turnRefused).toMatchObject({ status: 429, code: "budget_exceeded" });
+      expect(turnRefused.details).toMatchObject({ scope: "hour", spend: 1200 });
+      expect((await d.client.get(idle)).status).toBe("idle");
       // Other fleets are not affected.
       expect(
         (await d.client.spawn({ prompt: "AGAIN", cwd: worktree.path, policy: "default" }))
@@ -243,7 +256,7 @@ describe("token budgets against the real codex", () => {
 
       const fleets = await eventually("the stopped sessions to leave", async () => {
         const list = await d.client.fleets();
-        return list.find((f) => f.name === "hourly")?.liveSessions === 0 ? list : undefined;
+        return list.find((f) => f.name === "hourly")?.liveSessions === 1 ? list : undefined;
       });
       expect(fleets.find((f) => f.name === "hourly")).toMatchObject({
         policyVersion: expect.stringMatching(/^[0-9a-f]{12}$/),
@@ -263,7 +276,7 @@ describe("token budgets against the real codex", () => {
       expect(metrics).toContain('codexd_fleet_tokens{fleet="hourly",window="hour"} 1200');
       expect(metrics).toContain('codexd_fleet_token_budget{fleet="hourly",window="hour"} 1000');
       expect(metrics).toContain('codexd_budget_exceeded_total{fleet="hourly",scope="hour"} 1');
-      expect(metrics).toContain('codexd_budget_refusals_total{fleet="hourly",scope="hour"} 1');
+      expect(metrics).toContain('codexd_budget_refusals_total{fleet="hourly",scope="hour"} 2');
       for (const id of [burner, bystander]) {
         expect((await d.client.get(id)).status).toBe("budget_exceeded");
       }
