@@ -301,4 +301,61 @@ describe("codex pool", () => {
     },
     120_000,
   );
+
+  test(
+    "a stopped session resumes on the child still holding its thread; from a draining one, elsewhere",
+    async () => {
+      await using d = await start(2, { policiesDir: policies });
+      const spawn = async (client: CodexdClient, prompt: string) =>
+        (await client.spawn({ prompt, cwd: worktree.path, policy: "gated" })).sessionId;
+      const resume = (client: CodexdClient, id: string, prompt: string) =>
+        client.resume(id, { prompt, cwd: worktree.path, policy: "gated" });
+      const first = await spawn(d.client, "owner one");
+      await terminals(d.client, first, 1);
+      const owner = placement(d).get(first)!;
+      await d.client.stop(first); // codex keeps its thread loaded, and locked, on `owner`
+      // The owner gets busier than the other child, so placement alone would pick the other one.
+      for (const prompt of ["fill a", "fill b", "fill c"]) {
+        await terminals(d.client, await spawn(d.client, prompt), 1);
+      }
+      const load = (await d.client.health()).codex.children!;
+      expect(load.find((c) => c.pid === owner)!.sessions).toBeGreaterThan(
+        load.find((c) => c.pid !== owner)!.sessions,
+      );
+      await resume(d.client, first, "back home");
+      const [, home] = await terminals(d.client, first, 2);
+      expect(home).toMatchObject({ type: "result", text: "echo: back home" });
+      expect(placement(d).get(first)).toBe(owner);
+
+      // One child, draining (a turn held at an approval keeps it so) while a session of it is
+      // stopped: its thread is released there and the session resumes on the new child.
+      await using one = await start(1, { policiesDir: policies });
+      const stopped = await spawn(one.client, "stopped on the old child");
+      await terminals(one.client, stopped, 1);
+      await one.client.stop(stopped);
+      const holder = await spawn(one.client, "GATE hold the drain");
+      const gate = await eventually("the held approval", async () => {
+        const pending = (await one.client.approvals(holder)).pending;
+        return pending.length === 1 ? pending[0]! : undefined;
+      }, { limitMs: 30_000 });
+      const old = (await one.client.health()).codex.children![0];
+      await one.client.restartCodex();
+      await eventually("the old child draining", async () => {
+        const children = (await one.client.health()).codex.children!;
+        return children.some((c) => c.id === old.id && c.state === "draining") ? true : undefined;
+      });
+      await resume(one.client, stopped, "moved on");
+      const [, moved] = await terminals(one.client, stopped, 2);
+      expect(moved).toMatchObject({ type: "result", text: "echo: moved on" });
+      expect(placement(one).get(stopped)).not.toBe(old.pid);
+      await one.client.answerApproval(holder, gate.requestId, "allow");
+      const [end] = await terminals(one.client, holder, 1);
+      expect(end).toMatchObject({ type: "result", text: "gate passed" });
+      await eventually("the old child gone", async () => {
+        const children = (await one.client.health()).codex.children!;
+        return children.length === 1 && children[0].id !== old.id ? true : undefined;
+      });
+    },
+    90_000,
+  );
 });
