@@ -178,7 +178,16 @@ export class SessionManager implements SessionService {
 
   async send(sessionId: string, prompt: string): Promise<SendResult> {
     const live = this.#liveSession(sessionId, "send a turn");
-    this.#admit("send a turn", live.fleet, sessionId, live.budgetTokens);
+    try {
+      this.#admit("send a turn", live.fleet, sessionId, live.budgetTokens);
+    } catch (error) {
+      // Its own cap is spent (its policy's was lowered): only a resume with room can go on, so
+      // the session is unloaded for it, as a turn that spent the budget would have been.
+      if (error instanceof BudgetExceeded && error.report.scope === "session") {
+        this.#stopForBudget(sessionId, live, error.report);
+      }
+      throw error;
+    }
     this.#record(sessionId, { type: "system", subtype: "user_prompt", text: prompt });
     const receipt = await live.handle.send(prompt);
     return { ...(receipt.turnId && { turnId: receipt.turnId }), queued: receipt.queued };

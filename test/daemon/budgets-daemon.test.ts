@@ -7,7 +7,7 @@
  * the daemon's (injected) clock.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { copyFileSync, writeFileSync } from "node:fs";
+import { copyFileSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import type { StoredEvent } from "../../src/daemon/api-schemas.ts";
 import { type ScriptedModel, startScriptedModel, step } from "../../src/devtools/scripted-model.ts";
@@ -171,6 +171,32 @@ describe("token budgets against the real codex", () => {
       status: "idle",
       budget: { tokens: 3000, spent: 1215 },
     });
+
+    // The policy's cap lowered under what the live session spent: its next turn is refused and
+    // the session unloaded, resumable once the cap is raised again.
+    const capped = path.join(policies.dir, "capped.yaml");
+    writeFileSync(capped, readFileSync(capped, "utf8").replace("5000", "1200"));
+    expect((await d.client.reloadPolicies()).changed).toEqual(["capped"]);
+    const lowered = await apiError(d.client.send(sessionId, "AGAIN"));
+    expect(lowered).toMatchObject({ status: 429, code: "budget_exceeded" });
+    expect(lowered.details).toMatchObject({ scope: "session", budget: 1200, spend: 1215 });
+    await eventually("the session to unload", async () => {
+      const s = await d.client.get(sessionId);
+      return s.status === "budget_exceeded" ? s : undefined;
+    });
+    writeFileSync(capped, readFileSync(capped, "utf8").replace("1200", "5000"));
+    await d.client.reloadPolicies();
+    const last = (await d.client.storedEvents(sessionId, { after: 0 })).at(-1)!.seq;
+    await d.client.resume(sessionId, {
+      prompt: "AGAIN",
+      cwd: worktree.path,
+      policy: "capped",
+      budget: { tokens: 3000 },
+    });
+    expect((await untilTerminal(d.client, sessionId, last)).at(-1)).toMatchObject({
+      type: "result",
+    });
+
     const metrics = await d.client.metrics();
     expect(metrics).toContain('codexd_budget_exceeded_total{fleet="capped",scope="session"} 1');
     expect(metrics).toContain('codexd_turns_total{kind="budget_exceeded"} 1');
