@@ -6,6 +6,7 @@
  *   serve     src/daemon/serve.ts       the daemon (HTTP API over one codex app-server child)
  *   policy    src/approval/cli.ts       check, evaluate and replay fleet policies
  *   sessions  src/cli/sessions.ts       talk to a running daemon (list, show, tail)
+ *   ui        src/cli/ui.ts             a one-time login link to the daemon's web console
  *   demo      src/devtools/demo.ts      a whole session against the scripted model, no API key
  *   version   src/cli/version.ts        codexd's and codex's versions
  */
@@ -28,6 +29,10 @@ const COMMANDS: Record<string, Command> = {
   sessions: {
     summary: "List, show or tail sessions of a running daemon (sessions list|show|tail)",
     run: async (args) => (await import("./cli/sessions.ts")).sessionsCommand(args),
+  },
+  ui: {
+    summary: "Print a one-time login link to the running daemon's web console (/ui)",
+    run: async (args) => (await import("./cli/ui.ts")).uiCommand(args),
   },
   demo: {
     summary: "Run a whole session against the scripted model and print its events",

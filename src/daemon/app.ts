@@ -28,6 +28,7 @@ import { logUnexpected } from "./log.ts";
 import { createDaemonMetrics, type DaemonMetrics } from "./metrics.ts";
 import type { SessionService } from "./service.ts";
 import { type KeepAliveTimers, sseResponse } from "./sse.ts";
+import { isUiPath, mountUi, UiAuth } from "../ui/routes.tsx";
 
 export const MAX_BODY_BYTES = 1024 * 1024;
 /** `POST /v1/policies/evaluate` takes commands of a few MiB, to decline them like codex's. */
@@ -55,6 +56,8 @@ export interface CreateAppOptions {
   listen?: () => ListenAddress;
   /** Live sessions and open event streams at once (429 over them); DEFAULT_LIMITS by default. */
   limits?: Partial<HttpLimits>;
+  /** The console's sign-ins (login links, browser sessions); a fresh one by default. */
+  ui?: UiAuth;
   /** The codex children, for health, and their rolling restart (`POST /v1/codex/restart`). */
   codex?: {
     children(): NonNullable<S.Health["codex"]["children"]>;
@@ -392,6 +395,26 @@ export function createApp(options: CreateAppOptions): CodexdApp {
     }
   };
 
+  /** A session's events over SSE after `after`, within limits.maxEventStreams (API and console). */
+  const eventStream = async (c: Context, id: string, after: number): Promise<Response> => {
+    // Unknown sessions get a 404 rather than an empty stream.
+    await service.get(id);
+    if (openStreams >= limits.maxEventStreams) {
+      throw new TooManyRequests(
+        `${openStreams} event streams are open, the most this daemon serves at once ` +
+          `(limits.maxEventStreams); close one or try again later`,
+      );
+    }
+    openStreams++;
+    return sseResponse((signal) => service.events(id, { after, signal }), {
+      requestSignal: c.req.raw.signal,
+      keepAliveMs: options.keepAliveMs,
+      timers: options.timers,
+      onClose: () => openStreams--,
+      onError: (error) => logError(`Event stream of session ${id} failed`, error),
+    });
+  };
+
   const app = new OpenAPIHono({
     defaultHook: (result, c) => {
       if (result.success) return;
@@ -458,7 +481,9 @@ export function createApp(options: CreateAppOptions): CodexdApp {
     "*",
     bearerAuth({
       token: options.token,
-      isPublic: (method, path) => path === "/v1/health" && (method === "GET" || method === "HEAD"),
+      // The console (/ui) signs browsers in with its own cookie instead (src/ui/auth.ts).
+      isPublic: (method, path) =>
+        (path === "/v1/health" && (method === "GET" || method === "HEAD")) || isUiPath(path),
       reject: (c) =>
         errorResponse(
           c,
@@ -671,23 +696,7 @@ export function createApp(options: CreateAppOptions): CodexdApp {
       const events = await service.storedEvents(id, { after, limit: query.limit });
       return c.json(events, 200);
     }
-    // Unknown sessions get a 404 rather than an empty stream.
-    await service.get(id);
-    if (openStreams >= limits.maxEventStreams) {
-      throw new TooManyRequests(
-        `${openStreams} event streams are open, the most this daemon serves at once ` +
-          `(limits.maxEventStreams); close one or try again later`,
-      );
-    }
-    openStreams++;
-    const response = sseResponse((signal) => service.events(id, { after, signal }), {
-      requestSignal: c.req.raw.signal,
-      keepAliveMs: options.keepAliveMs,
-      timers: options.timers,
-      onClose: () => openStreams--,
-      onError: (error) => logError(`Event stream of session ${id} failed`, error),
-    });
-    return response as never;
+    return (await eventStream(c, id, after)) as never;
   });
 
   app.openapi(routes.approvals, async (c) => {
@@ -722,6 +731,14 @@ export function createApp(options: CreateAppOptions): CodexdApp {
   app.openapi(routes.shutdown, (c) => {
     service.shutdown();
     return c.json({ status: "stopping" as const }, 202);
+  });
+
+  // The console: pages, its sign-in and POST /v1/ui/login-link (src/ui/routes.tsx).
+  mountUi(app, {
+    service,
+    auth: options.ui ?? new UiAuth(),
+    eventStream,
+    logError,
   });
 
   // Generated once at construction, so a schema the generator cannot express fails at start-up

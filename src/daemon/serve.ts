@@ -81,6 +81,10 @@ export async function serveCommand(args: string[]): Promise<number> {
   if (!daemon) return 1;
   // deno-lint-ignore no-console -- the ready line on stdout that runners wait for (README)
   console.log(JSON.stringify({ event: "listening", url: daemon.url, pid: process.pid }));
+  // The console's sign-in goes through a one-time link, never a URL with the token in it.
+  log("info", "web console: run `codexd ui` for a one-time login link", {
+    url: `${daemon.url}/ui`,
+  });
   return await daemon.stopped;
 }
 
