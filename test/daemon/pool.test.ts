@@ -2,7 +2,8 @@
  * The pool of codex children (`codex.pool`, src/daemon/pool.ts), in-process against the real
  * codex and the scripted model: placement on the least-loaded child, a kill -9 of one child that
  * ends only its own sessions, recycling and rolling restarts that move sessions between turns
- * with zero failed turns.
+ * with zero failed turns. Turns that must be running at a given moment are held at a command's
+ * approval (the `gated` policy's ask rule) until the test answers it: no timing involved.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { chmodSync, readFileSync, writeFileSync } from "node:fs";
@@ -20,9 +21,6 @@ import { makeStateDir } from "../support/daemon-process.ts";
 import { type InProcessDaemon, startDaemonInProcess } from "../support/daemon-in-process.ts";
 import { eventually } from "../support/eventually.ts";
 
-/** How long a SLOW turn waits in the model: long enough to kill, recycle or restart under it. */
-const SLOW_MS = 2500;
-
 let model: ScriptedModel;
 let worktree: TempWorktree;
 let policies: string;
@@ -30,7 +28,6 @@ let policies: string;
 beforeAll(async () => {
   model = await startScriptedModel({
     rules: [
-      { marker: "SLOW", rounds: [[step.delay(SLOW_MS), step.message("slow done")]] },
       // A command the `gated` policy holds for a person: the turn runs until the test answers.
       { marker: "GATE", rounds: [[step.exec("echo pool-gate")], [step.message("gate passed")]] },
     ],
@@ -94,16 +91,12 @@ function terminals(client: CodexdClient, id: string, count: number): Promise<Sto
   }, { limitMs: 60_000 });
 }
 
-/** Waits until the model got `count` requests whose latest prompt contains `marker`. */
-function modelGot(marker: string, count: number): Promise<true> {
-  return eventually(
-    `${count} model requests for ${marker}`,
-    () =>
-      model.requests.filter((r) => r.facts?.latestUserText?.includes(marker)).length >= count
-        ? true
-        : undefined,
-    { limitMs: 30_000 },
-  );
+/** The session's one pending approval, once its turn is held at it. */
+function heldApproval(client: CodexdClient, id: string) {
+  return eventually(`the held approval of ${id}`, async () => {
+    const pending = (await client.approvals(id)).pending;
+    return pending.length === 1 ? pending[0]! : undefined;
+  }, { limitMs: 30_000 });
 }
 
 /** Which child (its pid) each live session is on. */
@@ -193,12 +186,13 @@ describe("codex pool", () => {
     "recycling over the stopped-threads limit moves sessions between turns: no turn fails",
     async () => {
       await using d = await start(1, {
+        policiesDir: policies,
         configure: (config) => {
           config.codex.recycle = { ...config.codex.recycle, maxStoppedThreads: 1 };
         },
       });
       const spawn = async (prompt: string) =>
-        (await d.client.spawn({ prompt, cwd: worktree.path })).sessionId;
+        (await d.client.spawn({ prompt, cwd: worktree.path, policy: "gated" })).sessionId;
       const [stoppedA, stoppedB, idle] = [
         await spawn("one"),
         await spawn("two"),
@@ -207,19 +201,32 @@ describe("codex pool", () => {
       for (const id of [stoppedA, stoppedB, idle]) await terminals(d.client, id, 1);
       await d.client.stop(stoppedA);
       await d.client.stop(stoppedB);
-      const busy = await spawn("SLOW recycle-busy");
-      await modelGot("SLOW recycle-busy", 1);
+      const busy = await spawn("GATE recycle-busy");
+      const gate = await heldApproval(d.client, busy);
       const old = (await d.client.health()).codex.children![0];
 
       expect(await d.daemon.pool.checkRecycle()).toEqual([old.id]);
-      // Sent while the old child drains: both wait for their session's move, then run.
-      await d.client.send(busy, "after the busy turn");
+      // The idle session moves at once; the busy one stays while its turn runs (held).
+      await eventually("the old child draining with only the busy session", async () => {
+        const children = (await d.client.health()).codex.children!;
+        const draining = children.find((c) => c.id === old.id);
+        return children.length === 2 && draining?.state === "draining" &&
+            draining.sessions === 1 && placement(d).get(idle) !== old.pid
+          ? true
+          : undefined;
+      });
+      await d.client.send(busy, "after the busy turn"); // queued behind the running turn
       await d.client.send(idle, "idle again");
+      const [, idleAgain] = await terminals(d.client, idle, 2);
+      expect(idleAgain).toMatchObject({ type: "result", text: "echo: idle again" });
+      expect(placement(d).get(busy)).toBe(old.pid!); // still running where it started
+      await d.client.answerApproval(busy, gate.requestId, "allow");
 
       const ends = [
         ...(await terminals(d.client, busy, 2)),
         ...(await terminals(d.client, idle, 2)),
       ];
+      expect(ends[0]).toMatchObject({ type: "result", text: "gate passed" });
       expect(ends.filter((e) => e.type === "error")).toEqual([]);
       const after = await eventually("the old child gone", async () => {
         const h = await d.client.health();
@@ -232,9 +239,13 @@ describe("codex pool", () => {
       const request = model.requests.findLast((r) =>
         r.facts?.latestUserText?.includes("after the busy turn")
       );
-      expect(JSON.stringify(request?.body?.input)).toContain("SLOW recycle-busy");
+      expect(JSON.stringify(request?.body?.input)).toContain("GATE recycle-busy");
       // A session stopped on the old child resumes (its thread went free with the old child).
-      await d.client.resume(stoppedA, { prompt: "back again", cwd: worktree.path });
+      await d.client.resume(stoppedA, {
+        prompt: "back again",
+        cwd: worktree.path,
+        policy: "gated",
+      });
       const [, resumed] = await terminals(d.client, stoppedA, 2);
       expect(resumed).toMatchObject({ type: "result", text: "echo: back again" });
     },
@@ -253,6 +264,7 @@ describe("codex pool", () => {
       writeFileSync(marker, "");
       let loaded: ResolvedConfig | undefined;
       await using d = await start(2, {
+        policiesDir: policies,
         configure: (config) => void (loaded = config),
         deps: {
           reloadConfig: () => ({ ...loaded!, codex: { ...loaded!.codex, bin: wrapper } }),
@@ -261,13 +273,20 @@ describe("codex pool", () => {
       const first = (await d.client.health()).codex.children!;
       const ids: string[] = [];
       for (let i = 0; i < 4; i++) {
-        ids.push(
-          (await d.client.spawn({ prompt: `SLOW roll-${i}`, cwd: worktree.path })).sessionId,
-        );
+        const spec = { prompt: `GATE roll-${i}`, cwd: worktree.path, policy: "gated" };
+        ids.push((await d.client.spawn(spec)).sessionId);
       }
-      await modelGot("SLOW roll-", 4);
+      const gates = await Promise.all(ids.map((id) => heldApproval(d.client, id)));
       await d.client.restartCodex();
-      for (const id of ids) await d.client.send(id, `SLOW roll-follow-up ${id}`);
+      // The first child drains while its turns run (held): nothing is cut short.
+      await eventually("a child draining under running turns", async () => {
+        const children = (await d.client.health()).codex.children!;
+        return children.some((c) => c.state === "draining" && c.sessions === 2) ? true : undefined;
+      });
+      for (const id of ids) await d.client.send(id, `roll-follow-up ${id}`); // queued
+      for (const [i, id] of ids.entries()) {
+        await d.client.answerApproval(id, gates[i].requestId, "allow");
+      }
 
       const replaced = await eventually("every child replaced", async () => {
         const h = await d.client.health();
@@ -284,7 +303,7 @@ describe("codex pool", () => {
       }
 
       // SIGUSR2 does the same.
-      for (const id of ids) await d.client.send(id, `SLOW roll-signal ${id}`);
+      for (const id of ids) await d.client.send(id, `roll-signal ${id}`);
       process.kill(process.pid, "SIGUSR2");
       await eventually("every child replaced again", async () => {
         const children = (await d.client.health()).codex.children!;
