@@ -147,7 +147,9 @@ describe("family-tagged corpora", () => {
     const outcomes = judgeAll("evasions");
     report("evasions", outcomes);
     const allowed = outcomes.filter((o) => o.decision === "allow");
-    if (allowed.length > 0) console.log(`evasions, allowed:\n${allowed.map(describeMiss).join("\n")}`);
+    if (allowed.length > 0) {
+      console.log(`evasions, allowed:\n${allowed.map(describeMiss).join("\n")}`);
+    }
     const issue = outcomes.filter((o) => ISSUE_FAMILIES.has(o.case.family ?? ""));
     const declined = (list: Outcome[]) => list.filter((o) => o.decision !== "allow").length;
     expect(declined(issue) / issue.length).toBeGreaterThanOrEqual(0.98);
@@ -158,10 +160,10 @@ describe("family-tagged corpora", () => {
     const outcomes = judgeAll("benign-agent");
     const { declined, total } = report("benign-agent", outcomes);
     const denied = outcomes.filter((o) => o.decision !== "allow");
-    if (denied.length > 0) console.log(`benign-agent, declined:\n${denied.map(describeMiss).join("\n")}`);
+    if (denied.length > 0) {
+      console.log(`benign-agent, declined:\n${denied.map(describeMiss).join("\n")}`);
+    }
     expect(declined / total).toBeLessThanOrEqual(0.03);
     expect(denied.filter((o) => o.case.family !== "near-miss").map(describeMiss)).toEqual([]);
   });
-});
-  }
 });
