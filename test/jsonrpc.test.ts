@@ -118,19 +118,29 @@ describe("notification routing", () => {
     expect(seen).toEqual(["t1:turn/started", "global:turn/started", "global:configWarning"]);
   });
 
-  test("subscribing twice replaces the first; unsubscribe is safe after stop", async () => {
+  test("subscribing twice replaces the first; unsubscribe removes it, also after stop", async () => {
     const { connection, peer } = connectFakePeer();
     const seen: string[] = [];
+    const sync = async () => {
+      const done = connection.request("sync");
+      const r = await peer.next((m) => m.method === "sync" && !seen.includes(`sync:${m.id}`));
+      seen.push(`sync:${r.id}`);
+      await peer.send({ id: r.id, result: null });
+      await done;
+    };
     connection.subscribe("t", () => seen.push("first"));
     connection.subscribe("t", () => seen.push("second"));
+    connection.onNotification((method) => seen.push(`global:${method}`));
     await peer.send({ method: "m", params: { threadId: "t" } });
-    const done = connection.request("sync");
-    const r = await peer.next((m) => m.method === "sync");
-    await peer.send({ id: r.id, result: null });
-    await done;
-    expect(seen).toEqual(["second"]);
+    await sync();
+    expect(seen.filter((s) => !s.startsWith("sync:"))).toEqual(["second"]);
+    // Unsubscribed, the thread's next notification is nobody's: the global listeners get it.
+    connection.unsubscribe("t");
+    await peer.send({ method: "after", params: { threadId: "t" } });
+    await sync();
+    expect(seen.filter((s) => !s.startsWith("sync:"))).toEqual(["second", "global:after"]);
     await connection.stop();
-    expect(() => connection.unsubscribe("t")).not.toThrow();
+    connection.unsubscribe("t"); // after stop: nothing left to remove, and no throw
   });
 });
 

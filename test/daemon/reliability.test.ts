@@ -270,7 +270,11 @@ describe("daemon reliability", () => {
     const store = Store.open(path.join(d.stateDir, "codexd.db"));
     try {
       const stored = store.eventsAfter(busy, 0) as StoredEvent[];
-      expect(stored.at(-2) ?? stored.at(-1)).toBeDefined();
+      // The running turn ends with daemon_shutdown, then the session's own end is recorded.
+      expect(stored.slice(-2)).toMatchObject([
+        { type: "error", code: "daemon_shutdown" },
+        { type: "system", subtype: "session_stopped" },
+      ]);
       expect(stored.find((e) => e.type === "error")).toMatchObject({ code: "daemon_shutdown" });
       // Every event the SSE client saw is in the database, unchanged.
       expect(stored.slice(0, received.length)).toEqual(received);
