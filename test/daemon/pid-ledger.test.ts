@@ -6,6 +6,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { isAlive, PidLedger, StateDirBusy } from "../../src/daemon/pid-ledger.ts";
+import { eventually } from "../support/eventually.ts";
 
 const dirs: string[] = [];
 afterEach(() => {
@@ -17,19 +18,31 @@ function stateDir(): string {
   return dir;
 }
 
-/** A long-running stand-in for an orphaned codex, in its own process group. */
-function fakeCodex(dir: string) {
+/**
+ * A long-running stand-in for an orphaned codex, in its own process group; resolves once it runs
+ * as `fake-codex` (just after the fork its command line is still the test runner's, which the
+ * ledger rightly refuses to kill).
+ */
+async function fakeCodex(dir: string) {
   const bin = join(dir, "fake-codex");
   writeFileSync(bin, "#!/bin/sh\nsleep 60 &\nwait\n");
   chmodSync(bin, 0o755);
   const child = spawn(bin, ["app-server"], { detached: true, stdio: "ignore" });
   const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
-  return { pid: child.pid!, exited };
+  const pid = child.pid!;
+  await eventually("the stand-in codex to exec", () => {
+    try {
+      return readFileSync(`/proc/${pid}/cmdline`, "utf8").includes("fake-codex") ? true : undefined;
+    } catch {
+      return undefined;
+    }
+  });
+  return { pid, exited };
 }
 
 test("a child recorded by a dead daemon is ended at start-up, with its process group", async () => {
   const dir = stateDir();
-  const orphan = fakeCodex(dir);
+  const orphan = await fakeCodex(dir);
   writeFileSync(join(dir, "codex.pid"), JSON.stringify({ pid: orphan.pid, daemonPid: 999_999 }));
   const ledger = new PidLedger(dir);
   expect(await ledger.reapOrphan()).toBe(orphan.pid);
@@ -40,7 +53,7 @@ test("a child recorded by a dead daemon is ended at start-up, with its process g
 test("every child of a pool recorded by a dead daemon is ended at start-up", async () => {
   const dir = stateDir();
   const recorder = new PidLedger(dir);
-  const pool = [fakeCodex(dir), fakeCodex(dir), fakeCodex(dir)];
+  const pool = await Promise.all([fakeCodex(dir), fakeCodex(dir), fakeCodex(dir)]);
   for (const child of pool) recorder.recordChild(child.pid);
   const record = JSON.parse(readFileSync(join(dir, "codex.pid"), "utf8"));
   expect(record.pids).toEqual(pool.map((c) => c.pid));
@@ -54,7 +67,7 @@ test("every child of a pool recorded by a dead daemon is ended at start-up", asy
 
 test("a child whose daemon is still alive is left alone", async () => {
   const dir = stateDir();
-  const other = fakeCodex(dir);
+  const other = await fakeCodex(dir);
   writeFileSync(join(dir, "codex.pid"), JSON.stringify({ pid: other.pid, daemonPid: 1 }));
   expect(await new PidLedger(dir).reapOrphan()).toBeUndefined();
   expect(isAlive(other.pid)).toBe(true);
