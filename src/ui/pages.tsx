@@ -700,21 +700,115 @@ export interface FleetUsage {
   reasoningTokens: number;
 }
 
+export type Fleet = z.output<typeof S.FleetInfo>;
+type Window = Fleet["usage"]["lastHour"];
+
+const WindowCell: FC<{ w: Window; label: string }> = ({ w, label }) => {
+  if (w.budget === null) {
+    return (
+      <td class="num">
+        {n(w.tokens)} <span class="muted">(no cap)</span>
+      </td>
+    );
+  }
+  const percent = w.budget === 0 ? 100 : Math.floor((w.tokens * 100) / w.budget);
+  return (
+    <td class={w.reopensAt ? "num status-failed" : "num"}>
+      {n(w.tokens)} of {n(w.budget)} ({percent} %)
+      <br />
+      <meter
+        min={0}
+        max={w.budget}
+        low={w.budget * 0.8}
+        high={w.budget * 0.8}
+        optimum={0}
+        value={Math.min(w.tokens, w.budget)}
+        aria-label={`${label}: ${percent} % of the cap spent`}
+      >
+        {percent} %
+      </meter>
+      {w.reopensAt && (
+        <div>
+          spent; reopens <Time iso={w.reopensAt} />
+        </div>
+      )}
+    </td>
+  );
+};
+
 export interface BudgetsPageProps {
   csrf: string;
   pendingCount: number;
+  /** From the daemon's budgets (`GET /v1/fleets`); undefined where the service has none. */
+  budgets?: Fleet[];
   fleets: FleetUsage[];
 }
 
 export const BudgetsPage: FC<BudgetsPageProps> = (props) => (
   <Layout title="Budgets" nav="budgets" csrf={props.csrf} pendingCount={props.pendingCount}>
-    <h1>Budgets and usage per fleet</h1>
-    <p class="muted">
-      Tokens spent by every session of each fleet, summed from the sessions list. Budgets (caps per
-      session and per fleet and hour or day) are not enforced by this daemon yet.
-    </p>
+    <h1>Budgets per fleet</h1>
+    {props.budgets === undefined
+      ? (
+        <p class="muted">
+          This daemon keeps no token budgets; the usage below is summed from its sessions.
+        </p>
+      )
+      : (
+        <>
+          <p class="muted">
+            Token caps from each fleet's policy (<code>budgets</code>) and the spend over rolling
+            windows. At 80 % a session gets a warning; at 100 % its turn is stopped and new turns or
+            spawns are refused until the window has room again.
+          </p>
+          <table id="fleet-budgets">
+            <caption>Caps and spend per fleet (input + output tokens)</caption>
+            <thead>
+              <tr>
+                <th scope="col">Fleet</th>
+                <th scope="col">Policy version</th>
+                <th scope="col" class="num">Live sessions</th>
+                <th scope="col" class="num">Per session</th>
+                <th scope="col" class="num">Last hour</th>
+                <th scope="col" class="num">Last 24 hours</th>
+                <th scope="col">Cached input</th>
+              </tr>
+            </thead>
+            <tbody>
+              {props.budgets.map((f) => (
+                <tr data-fleet={f.name}>
+                  <th scope="row">
+                    <a href={`/ui?fleet=${encodeURIComponent(f.name)}`}>{f.name}</a>
+                  </th>
+                  <td>
+                    {f.policyVersion === null
+                      ? <span class="muted">not loaded</span>
+                      : <code>{f.policyVersion}</code>}
+                  </td>
+                  <td class="num">{n(f.liveSessions)}</td>
+                  <td class="num">
+                    {f.budgets?.sessionTokens == null
+                      ? <span class="muted">no cap</span>
+                      : n(f.budgets.sessionTokens)}
+                  </td>
+                  <WindowCell w={f.usage.lastHour} label={`${f.name}, last hour`} />
+                  <WindowCell w={f.usage.lastDay} label={`${f.name}, last 24 hours`} />
+                  <td>
+                    {f.budgets === null
+                      ? "—"
+                      : f.budgets.countCachedInput
+                      ? "counted"
+                      : "not counted"}
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+          {props.budgets.length === 0 && <p>No fleet yet.</p>}
+        </>
+      )}
+    <h2>Usage per fleet</h2>
     <table id="budgets">
-      <caption>Usage per fleet, all sessions the daemon knows</caption>
+      <caption>Tokens of every session the daemon knows, summed per fleet</caption>
       <thead>
         <tr>
           <th scope="col">Fleet</th>

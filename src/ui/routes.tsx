@@ -462,9 +462,17 @@ export function mountUi(app: OpenAPIHono, options: UiOptions): void {
         byFleet.set(s.policy, f);
       }
       const fleets = [...byFleet.values()].sort((a, b) => a.fleet.localeCompare(b.fleet));
+      const budgets = service.fleets
+        ? (await service.fleets()).map((f) => S.FleetInfo.parse(f))
+        : undefined;
       return page(
         c,
-        <BudgetsPage csrf={csrfOf(c)} pendingCount={await pendingCount()} fleets={fleets} />,
+        <BudgetsPage
+          csrf={csrfOf(c)}
+          pendingCount={await pendingCount()}
+          budgets={budgets}
+          fleets={fleets}
+        />,
       );
     } catch (error) {
       return failedPage(c, error);

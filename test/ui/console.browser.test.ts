@@ -71,6 +71,9 @@ async function expectNoSecret(): Promise<void> {
 }
 
 beforeAll(async () => {
+  if (!existsSync(CHROMIUM)) {
+    throw new Error(`${CHROMIUM} is missing: apt-get install chromium (.ci/run does it)`);
+  }
   mkdirSync(SHOTS, { recursive: true });
   model = await startScriptedModel({
     rules: [
@@ -105,6 +108,10 @@ beforeAll(async () => {
       "description: a person answers touches; nothing is published",
       "default: allow",
       "askTimeout: 5m",
+      "budgets:",
+      "  sessionTokens: 1000000",
+      "  fleetTokensPerHour: 2000000",
+      "  fleetTokensPerDay: 10000000",
       "commands:",
       "  deny:",
       "    - id: no-publish",
@@ -315,6 +322,15 @@ describe("the console in Chromium", () => {
     await page.goto(`${daemon.url}/ui/budgets`);
     const fleets = await page.locator("#budgets tbody th").allTextContents();
     expect(fleets).toEqual(["attended", "default"]);
+    // The daemon's own budgets (GET /v1/fleets): the attended fleet's caps and its spend.
+    const attended = page.locator('#fleet-budgets tr[data-fleet="attended"]');
+    await expect(attended.locator("td").nth(2).textContent()).resolves.toBe("1,000,000");
+    await expect(attended.locator("td").nth(3).textContent()).resolves.toMatch(
+      /^[\d,]+ of 2,000,000 \(\d+ %\)/,
+    );
+    await expect(attended.getByRole("meter").first().getAttribute("aria-label")).resolves.toMatch(
+      /^attended, last hour: \d+ % of the cap spent$/,
+    );
     await page.goto(`${daemon.url}/ui`);
     await shot("sessions");
     await page.goto(`${daemon.url}/ui/budgets`);

@@ -490,12 +490,67 @@ describe("pages", () => {
       outputTokens: 150,
       reasoningTokens: 0,
     };
+    // A service without budgets (no fleets method).
+    Object.assign(service, { fleets: undefined });
     const { cookie } = await signIn();
     const html = await (await app.request("/ui/budgets", { headers: { cookie } })).text();
+    // A service without budgets: usage only, and the page says so.
+    expect(html).toContain("This daemon keeps no token budgets");
+    expect(html).not.toContain('id="fleet-budgets"');
     expect(html).toContain(
       '<td class="num">2</td><td class="num">2</td><td class="num">3,000</td>' +
         '<td class="num">100</td><td class="num">200</td><td class="num">5</td>' +
         '<td class="num">3,200</td>',
     );
+  });
+
+  test("budgets: caps and spend per window from the daemon's fleets", async () => {
+    const { app, service, signIn } = setup();
+    const window = (tokens: number, budget: number | null, reopensAt: string | null = null) => ({
+      tokens,
+      budget,
+      reopensAt,
+    });
+    Object.assign(service, {
+      fleets: () =>
+        Promise.resolve([
+          {
+            name: "capped",
+            policyVersion: "v9",
+            liveSessions: 3,
+            budgets: {
+              sessionTokens: 50_000,
+              fleetTokensPerHour: 100_000,
+              fleetTokensPerDay: null,
+              countCachedInput: false,
+            },
+            usage: {
+              lastHour: window(101_000, 100_000, "2026-01-01T01:00:00.000Z"),
+              lastDay: window(250_000, null),
+            },
+          },
+          {
+            name: "gone",
+            policyVersion: null,
+            liveSessions: 0,
+            budgets: null,
+            usage: { lastHour: window(0, null), lastDay: window(12, null) },
+          },
+        ]),
+    });
+    const { cookie } = await signIn();
+    const html = await (await app.request("/ui/budgets", { headers: { cookie } })).text();
+    expect(html).toContain('<tr data-fleet="capped">');
+    expect(html).toContain("<code>v9</code>");
+    expect(html).toContain('<td class="num">50,000</td>');
+    expect(html).toContain("101,000 of 100,000 (101 %)");
+    expect(html).toContain('aria-label="capped, last hour: 101 % of the cap spent"');
+    expect(html).toContain(
+      'spent; reopens <time datetime="2026-01-01T01:00:00.000Z">2026-01-01 01:00:00 UTC</time>',
+    );
+    expect(html).toContain('250,000 <span class="muted">(no cap)</span>');
+    expect(html).toContain("not counted");
+    expect(html).toContain('<tr data-fleet="gone">');
+    expect(html).toContain('<span class="muted">not loaded</span>');
   });
 });
