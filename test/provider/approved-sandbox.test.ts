@@ -14,6 +14,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { existsSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { rm } from "node:fs/promises";
+import { homedir, tmpdir } from "node:os";
 import path from "node:path";
 import { type ScriptedModel, startScriptedModel, step } from "../../src/devtools/scripted-model.ts";
 import { pinnedConfig, planThread } from "../../src/provider/codex/plan.ts";
@@ -36,13 +37,25 @@ import {
 
 /** How many times each escape is tried (codex's denial detection races the command's exit). */
 const TRIES = 3;
+/** Rounds of TRIES attempts the positive controls may take (see escapesInSomeRound). */
+const ROUNDS = 5;
 
 let model: ScriptedModel;
 let worktree: TempWorktree;
 let codex: TestProvider;
+/**
+ * Markers land outside every folder the workspace sandbox lets a command write: not the worktree,
+ * and not the temp folder (writable by design), which a clone in /tmp would put the repo in.
+ */
 const OUTSIDE = (() => {
-  mkdirSync(path.join(REPO_ROOT, ".codexd"), { recursive: true });
-  return mkdtempSync(path.join(REPO_ROOT, ".codexd", "approved-sandbox-"));
+  const underTemp = [tmpdir(), "/tmp", "/var/tmp"].some((t) =>
+    REPO_ROOT === t || REPO_ROOT.startsWith(`${t.replace(/\/+$/, "")}/`)
+  );
+  const base = underTemp
+    ? path.join(homedir(), ".cache", "codexd-tests")
+    : path.join(REPO_ROOT, ".codexd");
+  mkdirSync(base, { recursive: true });
+  return mkdtempSync(path.join(base, "approved-sandbox-"));
 })();
 const outside = (name: string) => path.join(OUTSIDE, name);
 
@@ -73,7 +86,8 @@ function touchRule(marker: string, file: string, extra?: Record<string, unknown>
 beforeAll(async () => {
   const rules = [];
   for (let i = 0; i < TRIES; i++) {
-    for (const mode of ["plan", "default", "bare", "resumed", "resumedbare"]) {
+    const rounds = Array.from({ length: ROUNDS }, (_, r) => [`bare${r}`, `resumedbare${r}`]).flat();
+    for (const mode of ["plan", "default", "resumed", ...rounds]) {
       rules.push(touchRule(`OUT_${mode}_${i}_END`, outside(`${mode}-${i}`)));
     }
   }
@@ -190,11 +204,31 @@ function paramsBefore(input: Partial<SpecInput>) {
   };
 }
 
+/**
+ * codex reruns a command unsandboxed only when it sees the sandbox denial while the process is
+ * still starting: a race a loaded machine can lose several times in a row. The positive controls
+ * therefore try in rounds until one touch gets out, with a bound.
+ */
+async function escapesInSomeRound(
+  prefix: string,
+  run: (mode: string) => Promise<void>,
+): Promise<number> {
+  for (let round = 0; round < ROUNDS; round++) {
+    const mode = `${prefix}${round}`;
+    await run(mode);
+    const out = written(mode).length;
+    if (out > 0) return out;
+  }
+  return 0;
+}
+
 describe("an approved command that fails in the sandbox is not rerun without it", () => {
   test("positive control: with thread/start's sandbox (codexd before), an approved touch outside the worktree gets out", async () => {
-    const approvals = await runBare(paramsBefore({ permissionMode: "plan" }), tries("bare"));
-    expect(approvals).toBe(TRIES);
-    expect(written("bare").length).toBeGreaterThan(0);
+    const out = await escapesInSomeRound("bare", async (mode) => {
+      const approvals = await runBare(paramsBefore({ permissionMode: "plan" }), tries(mode));
+      expect(approvals).toBe(TRIES);
+    });
+    expect(out).toBeGreaterThan(0);
   });
 
   test("plan mode: every touch outside reaches the bridge, is allowed, and writes nothing", async () => {
@@ -229,8 +263,8 @@ describe("an approved command that fails in the sandbox is not rerun without it"
     await runResumed(resumeOverrides, tries("resumed"));
     expect(written("resumed")).toEqual([]);
     const { cwd: _cwd2, ...before } = paramsBefore({ permissionMode: "plan" });
-    await runResumed(before, tries("resumedbare"));
-    expect(written("resumedbare").length).toBeGreaterThan(0);
+    const out = await escapesInSomeRound("resumedbare", (mode) => runResumed(before, tries(mode)));
+    expect(out).toBeGreaterThan(0);
   });
 });
 
