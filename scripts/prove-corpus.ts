@@ -24,7 +24,7 @@
  *
  * The zsh family needs zsh (`apt-get install zsh`); without it those cases are reported skipped.
  *
- *   bun scripts/prove-corpus.ts [--corpus evasions] [--family git] [--grep text] [--keep]
+ *   bun scripts/prove-corpus.ts [--corpus evasions] [--family git] [--grep text] [--last N] [--keep]
  *
  * Prints one line per case (proven / NOT PROVEN with the log) and a count per family; exits 1
  * when a case is not proven.
@@ -472,6 +472,7 @@ if (import.meta.main) {
   const corpora = (opt("--corpus") ?? "evasions").split(",") as CorpusName[];
   const families = opt("--family")?.split(",");
   const grep = opt("--grep");
+  const last = opt("--last") === undefined ? undefined : Number(opt("--last"));
   const keep = argv.includes("--keep");
   let failed = 0;
   const perFamily = new Map<string, { proven: number; total: number }>();
@@ -483,7 +484,8 @@ if (import.meta.main) {
       process.exit(2);
     }
     for (const corpus of corpora) {
-      for (const c of loadCorpus(corpus)) {
+      const all = loadCorpus(corpus);
+      for (const c of last === undefined ? all : all.slice(-last)) {
         if (families !== undefined && !families.includes(c.family ?? "")) continue;
         if (grep !== undefined && !c.command.includes(grep)) continue;
         const family = c.family ?? "(none)";
