@@ -103,7 +103,7 @@ function procStatus(pid: number): Record<string, string> {
 
 /**
  * A daemon (in this process, as root) whose scripted model answers READTOKEN with the command
- * `id -u; cat <its token file>; ls <its state dir>`, with `codex.user` when given.
+ * `id -u; cat <its token file>; ls <its state dir>; true`, with `codex.user` when given.
  */
 async function startAgentDaemon(user: string | undefined): Promise<{
   daemon: RunningDaemon;
@@ -119,7 +119,9 @@ async function startAgentDaemon(user: string | undefined): Promise<{
     rules: [{
       marker: "READTOKEN",
       rounds: [
-        [step.exec(`id -u; cat ${tokenFile}; ls ${stateDir}`)],
+        // `; true`: a command failing with "Permission denied" looks to codex like a sandbox
+        // denial, and codex then reports no completion for it; exiting 0 keeps its output.
+        [step.exec(`id -u; cat ${tokenFile}; ls ${stateDir}; true`)],
         [step.message("read it")],
       ],
     }],
