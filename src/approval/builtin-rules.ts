@@ -576,7 +576,7 @@ function downloadTargets(c: SimpleCommand): string[] {
       else if (a.startsWith("--output=")) files.push(a.slice(9));
       else if (/^-[a-zA-Z]*o$/.test(a) && !a.startsWith("--")) files.push(args[++i] ?? REMOTE_NAME);
       else if (
-        /^-[a-zA-Z]*O[a-zA-Z]*$/.test(a) || a === "--remote-name" || a === "--remote-name-all" ||
+        /^-[a-zA-Z]*[OK][a-zA-Z]*$/.test(a) || /^--(remote-name|remote-name-all|config)/.test(a) ||
         a === "-J"
       ) files.push(REMOTE_NAME);
     } else if (a === "-o" || a === "-O") {
@@ -601,6 +601,10 @@ function downloadToShell(c: SimpleCommand): Verdict {
 const STARTUP_FILE =
   /(^|\/)(\.profile|\.bashrc|\.bash_profile|\.bash_login|\.bash_logout|\.zshrc|\.zshenv|\.zprofile|\.zlogin|\.kshrc|\.cshrc|\.tcshrc|\.mkshrc|\.inputrc|\.envrc|sitecustomize\.py|usercustomize\.py|[^/]*\.pth|\.npmrc|\.yarnrc(\.yml)?|\.gitconfig|\.curlrc|\.wgetrc|\.pythonrc(\.py)?|conftest\.py|\.git\/hooks\/[^/]+)$/;
 
+/** Files an interpreter may load by name or path. */
+const CODE_FILE =
+  /\.(py|pyc|pth|js|mjs|cjs|ts|sh|bash|pl|pm|rb|php|lua|so|dylib)$|(^|\/)node_modules\//;
+
 /** Variables that make a program load and run a file (`BASH_ENV=env.sh bash -c true`). */
 const CODE_LOADING_ENV =
   /^(BASH_ENV|ENV|PROMPT_COMMAND|PYTHONSTARTUP|PYTHONPATH|PYTHONHOME|NODE_OPTIONS|NODE_PATH|PERL5OPT|PERL5LIB|PERLLIB|RUBYOPT|RUBYLIB|LD_PRELOAD|LD_LIBRARY_PATH|LD_AUDIT|DYLD_\w+|JAVA_TOOL_OPTIONS|_JAVA_OPTIONS|GIT_\w+|PATH)$/;
@@ -611,6 +615,10 @@ function downloadThenRun(c: SimpleCommand, scope: Scope): Verdict {
   if (targets.some((t) => STARTUP_FILE.test(t))) return true;
   const earlier = scope.commands.slice(0, scope.index);
   const downloaded = earlier.some((e) => downloadTargets(e).length > 0);
+  // Downloaded code that an interpreter may pick up by itself: `json.py` before `import json`,
+  // `node_modules/x/index.js` before `require("x")`.
+  const code = earlier.flatMap(downloadTargets).some((t) => t === REMOTE_NAME || CODE_FILE.test(t));
+  if (code && (isInterpreter(c.argv[0]) || SHELLS.has(c.argv[0]))) return true;
   if (downloaded && (c.env ?? []).some((n) => CODE_LOADING_ENV.test(n))) return true;
   const file = executedFile(c);
   if (file === undefined) return undefined;

@@ -14,11 +14,11 @@ export function executedFile(c: Pick<SimpleCommand, "argv" | "path">): string | 
     return args.find((a) => !a.startsWith("-") && !a.startsWith("+"));
   }
   if (isInterpreter(program)) {
-    const parsed = codeArgs(program, args.map((value) => ({ value, dynamic: false })));
-    if (parsed.code.length > 0) return undefined;
     // `node -r ./pre.js -e 0` loads pre.js first.
     const preload = args.findIndex((a) => a === "-r" || a === "--require" || a === "--import");
     if (preload !== -1 && args[preload + 1] !== undefined) return args[preload + 1];
+    const parsed = codeArgs(program, args.map((value) => ({ value, dynamic: false })));
+    if (parsed.code.length > 0) return undefined;
     return parsed.operand?.startsWith("-m ") ? undefined : parsed.operand;
   }
   return undefined;

@@ -236,6 +236,9 @@ function joined(words: Word[]): Word {
   };
 }
 
+/** Editors that leave a rebase todo list as it is, or as a person edits it. */
+const SAFE_EDITOR = /^(true|:|cat|vi|vim|nvim|nano|emacs|code --wait|subl -w)$/;
+
 /** Variables whose value is a command line git (or its pager, editor, ssh) runs. */
 const COMMAND_VARIABLES = new Set([
   "EDITOR",
@@ -521,6 +524,9 @@ export function normalizeCommand(
             const value = envValues.get(name);
             if (value === undefined || value.dynamic) {
               unanalyzable(`${name} names a program only known at run time`);
+            } else if (name === "GIT_SEQUENCE_EDITOR" && !SAFE_EDITOR.test(value.value.trim())) {
+              // A sequence editor writes the rebase todo list, whose `exec` lines git runs.
+              unanalyzable(`${name} edits the rebase todo list, which can add exec lines`);
             } else addScript(value, argv, name);
           }
           current = { ...current, env: current.env.filter((n) => !COMMAND_VARIABLES.has(n)) };
@@ -544,6 +550,7 @@ export function normalizeCommand(
       case "emacs":
       case "gdb":
       case "lldb":
+      case "pdb":
       case "expect": {
         if (
           args.some((a) =>
@@ -684,9 +691,18 @@ export function normalizeCommand(
         unanalyzable("run-parts runs every program in a folder");
         emit(argv);
         continue;
+      case "man":
+        {
+          const pager = optionValue(args, ["-P", "--pager", "-H", "--html"]);
+          if (pager !== undefined) addScript(pager, argv, "man -P");
+        }
+        if (current.env.some((n) => /^(MANPAGER|PAGER|BROWSER|MANOPT)$/.test(n))) {
+          unanalyzable(`${program} runs a program named in its environment`);
+        }
+        emit(argv);
+        continue;
       case "less":
       case "more":
-      case "man":
         if (
           current.env.some((n) =>
             /^(LESSOPEN|LESSCLOSE|MANPAGER|PAGER|LESSKEY|VISUAL|EDITOR)$/.test(n)

@@ -93,6 +93,8 @@ export function resolvePath(
   // `/proc/self/root`, `/proc/1/root` and `/proc/thread-self/root` are the root folder again,
   // `/proc/self/cwd` the directory the command runs in.
   normalized = normalized.replace(/^\/proc\/[^/]+\/root(?=\/|$)/, "") || "/";
+  // `/proc/self/fd/0` is whatever stdin was opened on (`exec < ~`).
+  if (/^\/(proc\/[^/]+|dev)\/fd(\/|$)/.test(normalized)) return undefined;
   if (/^\/proc\/[^/]+\/cwd(?=\/|$)/.test(normalized)) {
     if (base === undefined) return undefined;
     normalized = posix.normalize(normalized.replace(/^\/proc\/[^/]+\/cwd/, base));

@@ -63,7 +63,15 @@ export function canonicalProgram(program: string): string {
     /^(python3|python2|python|pypy3|pypy|perl|ruby|php|lua|luajit|node|nodejs|tclsh|wget|curl|bash|zsh|ksh|mksh|dash|gawk|mawk|awk|Rscript|sed|gsed|tar|gtar|find|gfind|xargs|gxargs|env|git|rm|chmod|chown)[-_.]?[0-9][0-9.]*(-[A-Za-z0-9_-]+)?$/
       .exec(program);
   if (m !== null) return m[1];
-  // Debian's alternatives: `vim.basic`, `vim.tiny`, `nvim.appimage`, `python3-dbg`.
+  // Cross and versioned compilers: `gcc-12`, `x86_64-linux-gnu-gcc-12`, `clang-17`.
+  const compiler =
+    /^(?:[a-z0-9_]+-[a-z0-9_]+-[a-z0-9_]+-)?(gcc|g\+\+|cc|c\+\+|clang|clang\+\+|cpp)(-[0-9.]+)?$/
+      .exec(program);
+  if (compiler !== null) return compiler[1];
+  // Debian's alternatives: `editor` is some vi; `pdb3` is python's debugger.
+  if (program === "editor" || program === "sensible-editor") return "vim";
+  if (/^pdb[0-9.]*$/.test(program)) return "pdb";
+  // `vim.basic`, `vim.tiny`, `nvim.appimage`, `python3-dbg`.
   const alt =
     /^(vim|vi|nvim|ex|view|python3|python|perl|ruby|node)[.-](basic|tiny|gtk3?|nox|athena|motif|appimage|dbg|debug)$/
       .exec(program);

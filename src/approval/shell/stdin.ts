@@ -21,7 +21,7 @@ export function literalOutputs(node: Node): Word | undefined {
   // bash's echo prints `\x72` as it is; `echo -e`, xpg_echo and dash's echo decode it, and
   // read `\0NNN` as octal.
   if (name === "echo") {
-    variants = [raw, decodeAnsiC(raw), decodeAnsiC(raw.replace(/\\0([0-7]{1,3})/g, "\\$1"))];
+    variants = [raw, decodeAnsiC(raw), decodeEcho(raw)];
   } else {
     const formatted = printf(args.map((w) => w.value));
     variants = formatted === undefined ? [decodeAnsiC(raw)] : [formatted];
@@ -40,7 +40,15 @@ export function literalOutputs(node: Node): Word | undefined {
   return out;
 }
 
-/** printf FORMAT ARGS… for `%s`, `%b`, `%c`, `%d`, `%%`; undefined for anything else. */
+/** `%b` and `echo -e`: C escapes, with `\0NNN` read as octal. */
+function decodeEcho(text: string): string {
+  return decodeAnsiC(text.replace(/\\0([0-7]{1,3})/g, "\\$1"));
+}
+
+/**
+ * printf FORMAT ARGS… for `%s`, `%b`, `%c`, `%d`, `%q` and `%%` with flags, width and precision;
+ * undefined for anything else. The format's escapes are decoded, the arguments' only by `%b`.
+ */
 function printf(args: string[]): string | undefined {
   let rest = args;
   if (rest[0] === "--") rest = rest.slice(1);
@@ -48,35 +56,45 @@ function printf(args: string[]): string | undefined {
   const format = rest[0];
   if (format === undefined) return "";
   const values = rest.slice(1);
+  const conversion = /%(%|([-+ #0]*)(\d*)(?:\.(\d*))?([a-zA-Z]))/g;
   let out = "";
   let used = 0;
   // The format is reused while arguments remain, as printf does.
   for (let round = 0; round < 64; round++) {
-    let failed = false;
-    const text = format.replace(
-      /%(%|[-+ #0]*\d*(?:\.\d+)?([sbcdiqxXoeEfgG]))/g,
-      (_all, spec, conv) => {
-        if (spec === "%") return "%";
-        const v = values[used++] ?? "";
-        switch (conv) {
-          case "s":
-          case "q":
-            return v;
-          case "b":
-            return decodeAnsiC(v);
-          case "c":
-            return v.slice(0, 1);
-          case "d":
-          case "i":
-            return String(Number.parseInt(v, 10) || 0);
-          default:
-            failed = true;
-            return "";
-        }
-      },
-    );
-    if (failed) return undefined;
-    out += decodeAnsiC(text);
+    let at = 0;
+    for (const m of format.matchAll(conversion)) {
+      out += decodeAnsiC(format.slice(at, m.index));
+      at = m.index + m[0].length;
+      if (m[1] === "%") {
+        out += "%";
+        continue;
+      }
+      const value = values[used++] ?? "";
+      const precision = m[4] === undefined ? undefined : Number(m[4] || "0");
+      const clip = (t: string) => precision === undefined ? t : t.slice(0, precision);
+      const width = Number(m[3] || "0");
+      const pad = (t: string) =>
+        t.length >= width ? t : m[2].includes("-") ? t.padEnd(width) : t.padStart(width);
+      switch (m[5]) {
+        case "s":
+        case "q":
+          out += pad(clip(value));
+          break;
+        case "b":
+          out += pad(clip(decodeEcho(value)));
+          break;
+        case "c":
+          out += pad(value.slice(0, 1));
+          break;
+        case "d":
+        case "i":
+          out += pad(String(Number.parseInt(value, 10) || 0));
+          break;
+        default:
+          return undefined;
+      }
+    }
+    out += decodeAnsiC(format.slice(at));
     if (used >= values.length || !/%[^%]/.test(format)) break;
   }
   return out;
