@@ -262,9 +262,8 @@ export function mountUi(app: OpenAPIHono, options: UiOptions): void {
   async function allPending(): Promise<Pending[]> {
     const health = await service.health();
     if (health.sessions && health.sessions.pendingApprovals === 0) return [];
-    const live = (await service.list()).filter((s) =>
-      s.status === "running" || s.status === "idle"
-    );
+    // An ask holds a running turn: only running sessions can have one.
+    const live = (await service.list()).filter((s) => s.status === "running");
     const views = await Promise.all(
       live.map((s) => service.approvals(s.sessionId).catch(() => undefined)),
     );

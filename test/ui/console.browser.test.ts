@@ -63,6 +63,56 @@ async function shot(name: string): Promise<void> {
   await page.screenshot({ path: path.join(SHOTS, `console-${name}.png`), fullPage: true });
 }
 
+/**
+ * Every form control of the page has an accessible name (a label, aria-label or its text), every
+ * table a caption, and the skip link moves keyboard focus to the main content.
+ */
+async function expectAccessible(): Promise<void> {
+  const unnamed = await page.evaluate(() => {
+    type Control = {
+      tagName: string;
+      id: string;
+      type?: string;
+      labels?: ArrayLike<unknown> | null;
+      textContent: string | null;
+      getAttribute(name: string): string | null;
+    };
+    const doc = (globalThis as unknown as {
+      document: {
+        querySelectorAll(s: string): Iterable<Control>;
+        activeElement: Control | null;
+      };
+    }).document;
+    const problems: string[] = [];
+    for (const el of doc.querySelectorAll("input, select, textarea, button")) {
+      if (el.type === "hidden") continue;
+      const named = (el.labels?.length ?? 0) > 0 || !!el.getAttribute("aria-label") ||
+        !!el.getAttribute("aria-labelledby") ||
+        (el.tagName === "BUTTON" && !!el.textContent?.trim());
+      if (!named) problems.push(`${el.tagName}#${el.id}`);
+    }
+    for (const table of doc.querySelectorAll("table")) {
+      if (!(table as unknown as { caption: unknown }).caption) problems.push(`table#${table.id}`);
+    }
+    return problems;
+  });
+  expect(unnamed).toEqual([]);
+  await page.keyboard.press("Tab");
+  await expect(
+    page.evaluate(() =>
+      (globalThis as unknown as { document: { activeElement: { textContent: string } } })
+        .document.activeElement.textContent
+    ),
+  ).resolves.toBe("Skip to content");
+  await page.keyboard.press("Enter");
+  await expect(
+    page.evaluate(() =>
+      (globalThis as unknown as { document: { activeElement: { id: string } } })
+        .document.activeElement.id
+    ),
+  ).resolves.toBe("main");
+}
+
 /** Every page the browser saw must be free of the spec's secret and of the API token. */
 async function expectNoSecret(): Promise<void> {
   const html = await page.content();
@@ -318,7 +368,7 @@ describe("the console in Chromium", () => {
     await shot("policies");
   });
 
-  test("budgets: tokens per fleet", async () => {
+  test("budgets: tokens per fleet; every page labelled and keyboard-usable", async () => {
     await page.goto(`${daemon.url}/ui/budgets`);
     const fleets = await page.locator("#budgets tbody th").allTextContents();
     expect(fleets).toEqual(["attended", "default"]);
@@ -336,6 +386,19 @@ describe("the console in Chromium", () => {
     await page.goto(`${daemon.url}/ui/budgets`);
     await shot("budgets");
     await expectNoSecret();
+    const sessionId = (await daemon.client.list())[0]!.sessionId;
+    for (
+      const where of [
+        "/ui",
+        `/ui/sessions/${sessionId}`,
+        "/ui/approvals",
+        "/ui/policies",
+        "/ui/budgets",
+      ]
+    ) {
+      await page.goto(`${daemon.url}${where}`);
+      await expectAccessible();
+    }
   });
 
   test("a cross-site POST is refused even though the cookie rides along", async () => {
