@@ -429,6 +429,10 @@ function gitPushForce(c: SimpleCommand): Verdict {
   if (git.rest[0] === "push") return pushForces(git.rest.slice(1)) || undefined;
   if (git.rest[0] === "send-pack") {
     const args = git.rest.slice(1);
+    // `--stdin` reads refspecs, `+` ones included, from whatever feeds it.
+    if (args.includes("--stdin")) {
+      return unsure("git send-pack --stdin reads its refspecs at run time");
+    }
     return args.some((a) =>
       a === "--force" || a === "-f" || a === "--mirror" || a.startsWith("+")
     ) ||

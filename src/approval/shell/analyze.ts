@@ -603,6 +603,13 @@ function recordWrites(
         if (/^-f(print0?|printf|ls)$/.test(args[i])) files.push([args[i + 1] ?? "", null]);
       }
     }
+    // `git checkout REV -- f`, `git restore --source=REV f`, `git show REV:f > f`: f's text comes
+    // from a commit the line may just have fetched.
+    if (p === "git" && /^(checkout|restore)$/.test(args.find((a) => !a.startsWith("-")) ?? "")) {
+      const dashed = args.indexOf("--");
+      const paths = dashed === -1 ? [] : args.slice(dashed + 1);
+      files.push(...paths.map((f): [string, string | null] => [f, null]));
+    }
     if (p === "sed" && args.some((a) => /^-[a-zA-Z]*i|^--in-place/.test(a))) {
       files.push(...operands.slice(1).map((f): [string, string | null] => [f, null]));
     }
