@@ -24,7 +24,7 @@
  *
  * The zsh family needs zsh (`apt-get install zsh`); without it those cases are reported skipped.
  *
- *   bun scripts/prove-corpus.ts [--corpus evasions] [--family git] [--grep text] [--last N] [--keep]
+ *   bun scripts/prove-corpus.ts [--corpus evasions,evasions-next] [--family git] [--grep text] [--last N] [--keep]
  *
  * Prints one line per case (proven / NOT PROVEN with the log) and a count per family; exits 1
  * when a case is not proven.
@@ -469,7 +469,7 @@ if (import.meta.main) {
     const i = argv.indexOf(name);
     return i === -1 ? undefined : argv[i + 1];
   };
-  const corpora = (opt("--corpus") ?? "evasions").split(",") as CorpusName[];
+  const corpora = (opt("--corpus") ?? "evasions,evasions-next").split(",") as CorpusName[];
   const families = opt("--family")?.split(",");
   const grep = opt("--grep");
   const last = opt("--last") === undefined ? undefined : Number(opt("--last"));

@@ -50,20 +50,27 @@ export const CorpusCase = z.object({
 }).strict();
 export type CorpusCase = z.infer<typeof CorpusCase>;
 
-export type CorpusName = "dangerous" | "disguised" | "benign" | "evasions" | "benign-agent";
+export type CorpusName =
+  | "dangerous"
+  | "disguised"
+  | "benign"
+  | "evasions"
+  | "evasions-next"
+  | "benign-agent";
 
-/** Every corpus file; `evasions` is scored by `scripts/score-corpus.ts`, not yet asserted. */
+/** Every corpus file; `evasions-next` is only scored (`scripts/score-corpus.ts`), not asserted. */
 export const CORPUS_NAMES: readonly CorpusName[] = [
   "dangerous",
   "disguised",
   "evasions",
+  "evasions-next",
   "benign",
   "benign-agent",
 ];
 
 /** Corpora of commands that must be declined (the others must be allowed). */
 export const isDangerousCorpus = (name: CorpusName) =>
-  name === "dangerous" || name === "disguised" || name === "evasions";
+  name === "dangerous" || name === "disguised" || name === "evasions" || name === "evasions-next";
 
 export function loadCorpus(name: CorpusName): CorpusCase[] {
   const text = readFileSync(join(import.meta.dir, `${name}.yaml`), "utf8");
