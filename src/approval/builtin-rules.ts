@@ -151,8 +151,32 @@ function linksBefore(scope: Scope): Map<string, string> {
   return links;
 }
 
+/** Programs that delete what they are given: `tar --remove-files`, `zip -m`, `cmake -E rm -r`. */
+function deletedBy(c: SimpleCommand): string[] | undefined {
+  const [program, ...args] = c.argv;
+  const operands = args.filter((a) => !a.startsWith("-"));
+  if (/^(g|bsd)?tar$/.test(program) && args.includes("--remove-files")) return operands.slice(1);
+  if (program === "zip" && args.some((a) => /^-[a-zA-Z]*m/.test(a))) return operands.slice(1);
+  if (program === "cmake" && args[0] === "-E" && /^(remove_directory|rm)$/.test(args[1] ?? "")) {
+    return args.slice(2).filter((a) => !a.startsWith("-"));
+  }
+  if (program === "rsync" && args.some((a) => a.startsWith("--remove-source-files"))) {
+    return operands.slice(0, -1);
+  }
+  return undefined;
+}
+
 function rmRoot(c: SimpleCommand, scope: Scope): Verdict {
   if (c.argv[0] === "find") return findDelete(c, scope);
+  const deleted = deletedBy(c);
+  if (deleted !== undefined) {
+    const targets = judgeTargets(c, deleted, rmDangerous(scope.context), scope.context);
+    if (targets.certain) return true;
+    if (targets.possible !== undefined) {
+      return unsure(`dynamic argument to ${c.argv[0]}: ${targets.possible}`);
+    }
+    return undefined;
+  }
   if (c.argv[0] !== "rm") return undefined;
   const args = c.argv.slice(1);
   const parsed = parseArgs(args, RM);
@@ -218,8 +242,9 @@ function chmodOutside(c: SimpleCommand, scope: Scope): Verdict {
     isRootPath(path) || containsWorktree(path, worktree) ||
     (worktree !== undefined ? !path.startsWith(`${worktree}/`) && path !== worktree : leaves);
   // The first operand is the mode or owner, unless the mode looked like an option (`-x`).
-  const modeAsOption = c.argv[0] === "chmod" &&
-    args.some((a) => /^-[rwxXst][rwxXstugoa,+=-]*$/.test(a));
+  // `--reference=F` takes the mode or owner from F; otherwise a mode may look like an option.
+  const modeAsOption = args.some((a) => a.startsWith("--reference")) ||
+    c.argv[0] === "chmod" && args.some((a) => /^-[rwxXst][rwxXstugoa,+=-]*$/.test(a));
   const targets = judgeTargets(
     c,
     modeAsOption ? parsed.operands : parsed.operands.slice(1),
@@ -478,7 +503,7 @@ function gitWorktreeRemove(c: SimpleCommand): Verdict {
   const git = gitLine(c);
   if (git?.rest[0] !== "worktree") return undefined;
   const sub = git.rest.slice(1).find((a) => !a.startsWith("-"));
-  return sub === "remove" || sub === "prune" || undefined;
+  return sub === "remove" || sub === "prune" || sub === "move" || undefined;
 }
 
 /** Files under `.git/` that git runs or reads configuration from. */
@@ -570,7 +595,8 @@ function downloadTargets(c: SimpleCommand): string[] {
     if (isWget) {
       if (a === "-O" || a === "--output-document") files.push(args[++i] ?? REMOTE_NAME);
       else if (a.startsWith("--output-document=")) files.push(a.slice(18));
-      else if (/^-O./.test(a)) files.push(a.slice(2));
+      else if (/^-[a-zA-Z]*O$/.test(a)) files.push(args[++i] ?? REMOTE_NAME);
+      else if (/^-[a-zA-Z]*O./.test(a)) files.push(a.slice(a.indexOf("O") + 1));
       else if (a === "-P" || a === "--directory-prefix" || a.startsWith("--directory-prefix=")) {
         files.push(REMOTE_NAME);
       } else continue;

@@ -8,7 +8,7 @@ import { braceExpand, substituteKnown } from "./expand.ts";
 import { BUILD_FILE, executedFile } from "./executed.ts";
 import { hiddenCharacter } from "./gate.ts";
 import { unsafeCode } from "./inline-code.ts";
-import { SHELLS } from "./programs.ts";
+import { isInterpreter, SHELLS } from "./programs.ts";
 import { type Feed, normalizeCommand } from "./normalize.ts";
 import { parseShell } from "./parser.ts";
 import { literalOutputs } from "./stdin.ts";
@@ -39,6 +39,8 @@ interface State {
   known: Map<string, { value: string; at: number } | null>;
   /** The directory `cd` moved to, relative to the session's; null when not known. */
   cwd?: string | null;
+  /** Some assignment on the line gives a value that is not a plain number. */
+  nonNumeric?: boolean;
   /** Something other than `name=value` assigns variables on this line. */
   otherAssignments?: boolean;
   /** `shopt -s cdable_vars`: `cd NAME` may go to the folder a variable names. */
@@ -88,7 +90,10 @@ function analyzeScript(script: string, ctx: Ctx, state: State): void {
       "arithmetic evaluation of a string that holds a command substitution runs it";
   }
   if (OTHER_ASSIGNMENTS.test(script)) state.otherAssignments = true;
-  if (/\bset\s+(-\w*k|-o\s+keyword)|\bfc\b|\bhistory\s+-s|\benable\s+-f/.test(script)) {
+  if (
+    /\bset\s+(-\w*k|-o\s+keyword)|\bfc\b|\bhistory\s+-s|\benable\s+-f|BASH_(CMDS|ALIASES)|\bzargs\b/
+      .test(script)
+  ) {
     state.unanalyzable ??=
       "set -k, fc, history -s or enable -f run commands the line does not show";
   }
@@ -100,6 +105,11 @@ function analyzeScript(script: string, ctx: Ctx, state: State): void {
     const root = tree.rootNode;
     if (root.hasError) state.unanalyzable ??= parseErrorReason(root);
     if (/=|\b(for|select)\b/.test(script)) collectAssigned(root, state);
+    const readsInto = /\b(read|mapfile|readarray|getopts)\b|\bprintf\s+(--\s+)?-v/.test(script);
+    if (ARITHMETIC.test(script) && (state.nonNumeric || readsInto)) {
+      state.unanalyzable ??=
+        "arithmetic on a variable the line gives a value that is not a number (a[$(…)] runs)";
+    }
     walk(root, ctx, state);
   } finally {
     state.known = outerKnown;
@@ -113,7 +123,7 @@ const OTHER_ASSIGNMENTS =
 
 /** Places where bash evaluates a variable's text as arithmetic, array subscripts included. */
 const ARITHMETIC =
-  /\(\(|\$\[|\blet\b|-(eq|ne|lt|le|gt|ge)\b|\b(declare|typeset|local)\s+-\w*i|\[\$/;
+  /\(\(|\$\[|(^|[;&|(]\s*)let\s|-(eq|ne|lt|le|gt|ge)\b|\b(declare|typeset|local)\s+-\w*i|\[\$/;
 const QUOTED_CODE = /'[^']*(\$\((?!\()|`)[^']*'|\\\$\(|\\`/;
 
 function parseErrorReason(root: Node): string {
@@ -163,6 +173,9 @@ function collectAssigned(root: Node, state: State): void {
       ? value.value
       : undefined;
     const appends = node.text.slice(nameNode.text.length).startsWith("+=");
+    const numeric = valueNode === null || valueNode.type === "arithmetic_expansion" ||
+      valueNode.type === "number" || literal !== undefined && /^-?\d*$/.test(literal);
+    if (!numeric || appends) state.nonNumeric = true;
     if (
       state.known.has(name) || literal === undefined || appends || nameNode.text.includes("[") ||
       insideRepeating(node)
@@ -436,6 +449,7 @@ function commandNode(node: Node, ctx: Ctx, state: State): void {
     if (c.env.length > 0) simple.env = c.env;
     if (c.appended) simple.appended = true;
     if (c.guessed) simple.guessed = true;
+    if (c.viaFind) simple.viaFind = true;
     if (c.path !== undefined) simple.path = c.path;
     if (ctx.writes !== undefined || writes.length > 0) {
       simple.writes = [...(ctx.writes ?? []), ...writes];
@@ -613,9 +627,24 @@ function recordWrites(
     if (p === "sed" && args.some((a) => /^-[a-zA-Z]*i|^--in-place/.test(a))) {
       files.push(...operands.slice(1).map((f): [string, string | null] => [f, null]));
     }
-    // Archives, clones and fetches write files whose names and text the line does not show.
+    // Programs that write files the line names but whose text it does not show.
+    if (p === "sed") {
+      for (const m of args.join("\n").matchAll(/(?:^|[;\n}]|\/[IM]*)\s*w\s+(\S+)/g)) {
+        files.push([m[1], null]);
+      }
+    }
+    if (/^(gcc|g\+\+|cc|c\+\+|clang|clang\+\+|ld|go|rustc|javac|as)$/.test(p)) {
+      const o = args.indexOf("-o");
+      files.push([o === -1 ? "a.out" : args[o + 1] ?? "a.out", null]);
+    }
+    // Archives, clones, splitters and decompressors write files whose names or text the line
+    // does not show.
     const unpacks = p === "tar" && args.some((a) => /^-?[a-zA-Z]*x|^--extract/.test(a)) ||
-      p === "unzip" || p === "git" && args.includes("clone") || p === "bsdtar";
+      p === "unzip" || p === "git" && args.includes("clone") || p === "bsdtar" ||
+      /^(split|csplit|gunzip|unxz|bunzip2|unzstd|uncompress|unlzma|7z|7za|cpio|ar|patch|busybox)$/
+        .test(p) ||
+      /^(gzip|xz|bzip2|zstd)$/.test(p) && args.some((a) => /^-[a-zA-Z]*d|^--decompress/.test(a)) ||
+      (isInterpreter(p) && args.some((a) => /\.write\s*\(|writeFile|open\s*\([^)]*['"]w/.test(a)));
     if (unpacks) files.push([UNKNOWN_FILES, null]);
   }
   if (files.length === 0) return;
@@ -645,7 +674,7 @@ function trackDirectory(words: Word[], state: State): void {
     state.cwd = null;
     return;
   }
-  const operands = words.slice(1).filter((w) => !/^-[LPe@]+$/.test(w.value));
+  const operands = words.slice(1).filter((w) => !/^-[LPeq@]+$/.test(w.value));
   const dir = operands[0];
   // CDPATH and cdable_vars make a relative name mean another folder; `+N`, `-N` and `~+N` are
   // places on the directory stack.

@@ -422,8 +422,10 @@ export function normalizeCommand(
       let rest = own.slice(start + (launcher.skip ?? 0));
       const extraEnv: string[] = [];
       if (program === "env") {
-        while (rest.length > 0 && /^[A-Za-z_][A-Za-z0-9_]*=/.test(rest[0].value)) {
-          extraEnv.push(rest[0].value.slice(0, rest[0].value.indexOf("=")));
+        while (rest.length > 0 && /^[A-Za-z_][A-Za-z0-9_%]*=/.test(rest[0].value)) {
+          const name = rest[0].value.slice(0, rest[0].value.indexOf("="));
+          if (name.startsWith("BASH_FUNC_")) unanalyzable(`${name} defines a shell function`);
+          extraEnv.push(name);
           rest = rest.slice(1);
         }
       }
@@ -533,8 +535,30 @@ export function normalizeCommand(
         }
         git(argv, emit, then, addScript);
         continue;
+      case "ed":
+      case "red":
+        if (
+          feed.stdin !== "terminal" &&
+          !/^(q|Q|w|[0-9,.$]*[pnl]|\s)*$/.test(feed.stdinText?.value ?? "!")
+        ) {
+          if (feed.stdinText === undefined || /(^|\n)\s*[^\n]*!/.test(feed.stdinText.value)) {
+            unanalyzable("ed runs shell commands given with !");
+          }
+        }
+        emit(argv);
+        continue;
       case "sed": {
         const { scripts } = sedScripts(args.map((a) => a.value));
+        if (
+          args.some((a, i) =>
+            /^(-f|--file)$/.test(a.value) && isStdinPath(args[i + 1]?.value ?? "")
+          )
+        ) {
+          const text = feed.stdinText;
+          if (text === undefined || text.dynamic || sedRunsCommands(text.value)) {
+            unanalyzable("sed reads a script from stdin that runs commands or is not known");
+          }
+        }
         if (args.some((a) => a.dynamic && !a.value.startsWith("-") && scripts.includes(a.value))) {
           unanalyzable("sed script only known at run time");
         }

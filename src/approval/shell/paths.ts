@@ -102,8 +102,9 @@ export function resolvePath(
   // `/usr/*` and `/usr/.` delete as much as `/usr`.
   while (/\/(\*|\.)$/.test(normalized)) normalized = normalized.slice(0, -2) || "/";
   normalized = normalized.replace(/\/+$/, "") || "/";
-  const climbs = !/^[/~]|^\$HOME/.test(operand) && /(^|\/)\.\.(\/|$)/.test(operand);
-  return { path: normalized, leavesWorktree: climbs && !isInside(normalized, root) };
+  // A relative path that ends up outside the worktree got there by `..` in it or in a `cd`.
+  const relative = !/^[/~]|^\$HOME/.test(operand);
+  return { path: normalized, leavesWorktree: relative && !isInside(normalized, root) };
 }
 
 export function isInside(path: string, folder: string): boolean {
