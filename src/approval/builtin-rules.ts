@@ -163,6 +163,12 @@ function deletedBy(c: SimpleCommand): string[] | undefined {
   if (program === "rsync" && args.some((a) => a.startsWith("--remove-source-files"))) {
     return operands.slice(0, -1);
   }
+  // `git clean -fdx` deletes every untracked file under the repository it is run in.
+  const git = gitLine(c);
+  if (git?.rest[0] === "clean" && git.rest.some((a) => /^-[a-zA-Z]*f|^--force/.test(a))) {
+    const at = git.globals.indexOf("-C");
+    return [at === -1 ? "." : git.globals[at + 1] ?? "."];
+  }
   return undefined;
 }
 
@@ -215,8 +221,17 @@ function rmRoot(c: SimpleCommand, scope: Scope): Verdict {
 /** `find / -delete` deletes like `rm -r /`; its roots are its first operands. */
 function findDelete(c: SimpleCommand, scope: Scope): Verdict {
   if (!c.argv.includes("-delete")) return undefined;
+  if (c.argv.some((a) => a.startsWith("-files0-from"))) {
+    return unsure("find -delete reads the folders it deletes from a file");
+  }
   const roots: string[] = [];
-  for (let i = 1; i < c.argv.length && !/^[-(!]/.test(c.argv[i]); i++) roots.push(c.argv[i]);
+  let i = 1;
+  // find's own options come before the roots: -H, -L, -P, -O3, -D debugopts, --.
+  while (i < c.argv.length && /^(-[HLP]|-O\d*|-D)$/.test(c.argv[i])) {
+    i += c.argv[i] === "-D" ? 2 : 1;
+  }
+  if (c.argv[i] === "--") i++;
+  for (; i < c.argv.length && !/^[-(!]/.test(c.argv[i]); i++) roots.push(c.argv[i]);
   const targets = judgeTargets(
     c,
     roots.length === 0 ? ["."] : roots,

@@ -58,6 +58,9 @@ function expandHome(path: string): string {
   return path;
 }
 
+/** A last path segment made only of glob characters and bracket expressions, or `.`. */
+const GLOB_TAIL = /\/(?:[*?]|\[[^\]/]*\])+$|\/\.$/;
+
 /** Where the command runs: the session's worktree and the directory codex runs it in. */
 export interface Place {
   worktree?: string;
@@ -100,7 +103,10 @@ export function resolvePath(
     normalized = posix.normalize(normalized.replace(/^\/proc\/[^/]+\/cwd/, base));
   }
   // `/usr/*` and `/usr/.` delete as much as `/usr`.
-  while (/\/(\*|\.)$/.test(normalized)) normalized = normalized.slice(0, -2) || "/";
+  // `/usr/*`, `/usr/.`, `~/**`, `~/?*`, `~/[!.]*` delete as much as the folder itself.
+  for (let m = GLOB_TAIL.exec(normalized); m !== null; m = GLOB_TAIL.exec(normalized)) {
+    normalized = normalized.slice(0, m.index) || "/";
+  }
   normalized = normalized.replace(/\/+$/, "") || "/";
   // A relative path that ends up outside the worktree got there by `..` in it or in a `cd`.
   const relative = !/^[/~]|^\$HOME/.test(operand);
