@@ -7,7 +7,7 @@
  * this repository's .codexd/ that the test removes).
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { type ScriptedModel, startScriptedModel, step } from "../../src/devtools/scripted-model.ts";
@@ -15,20 +15,17 @@ import {
   asRecord,
   LineClient,
   makeTempWorktree,
-  REPO_ROOT,
   startCodex,
   type TempWorktree,
 } from "../support/codex-harness.ts";
 import { startDaemonInProcess } from "../support/daemon-in-process.ts";
+import { outsideSandboxDir } from "../support/outside-dir.ts";
 
 let model: ScriptedModel;
 let worktree: TempWorktree;
 let scratch: string;
 /** Outside the worktree and the temp folder: the workspace-write sandbox keeps it read-only. */
-const OUTSIDE = (() => {
-  mkdirSync(path.join(REPO_ROOT, ".codexd"), { recursive: true });
-  return mkdtempSync(path.join(REPO_ROOT, ".codexd", "spec-attacks-"));
-})();
+const OUTSIDE = outsideSandboxDir("spec-attacks-");
 const OUTSIDE_MARKER = path.join(OUTSIDE, "written-outside");
 
 beforeAll(async () => {

@@ -69,8 +69,9 @@ describe("the assembled daemon judges the spec", () => {
       [{ cwd: "/" }, "cwd", "cwd.root"],
       [{ cwd: "/etc" }, "cwd", "cwd.system"],
       [{ cwd: d.stateDir }, "cwd", "cwd.state-dir"],
-      // Inside the state dir by default: either rule names it.
-      [{ cwd: codexHome }, "cwd", /^cwd\.(codex-home|state-dir)$/],
+      // Inside the state dir by default, or under the user's cache (/root: a system folder) when
+      // the state dir is in the temp folder: any of these rules names it.
+      [{ cwd: codexHome }, "cwd", /^cwd\.(codex-home|state-dir|system)$/],
     ];
     for (const [extra, field, rule] of cases) {
       if (extra.cwd === codexHome && !existsSync(codexHome)) continue;

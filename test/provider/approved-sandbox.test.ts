@@ -12,9 +12,8 @@
  * that the test removes.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { existsSync, rmSync } from "node:fs";
 import { rm } from "node:fs/promises";
-import { homedir, tmpdir } from "node:os";
 import path from "node:path";
 import { type ScriptedModel, startScriptedModel, step } from "../../src/devtools/scripted-model.ts";
 import { pinnedConfig, planThread } from "../../src/provider/codex/plan.ts";
@@ -25,7 +24,6 @@ import {
   LineClient,
   makeCodexHome,
   makeTempWorktree,
-  REPO_ROOT,
   startCodex,
   type TempWorktree,
 } from "../support/codex-harness.ts";
@@ -34,6 +32,7 @@ import {
   startTestProvider,
   type TestProvider,
 } from "../support/provider-fixture.ts";
+import { outsideSandboxDir } from "../support/outside-dir.ts";
 
 /** How many times each escape is tried (codex's denial detection races the command's exit). */
 const TRIES = 3;
@@ -43,20 +42,7 @@ const ROUNDS = 5;
 let model: ScriptedModel;
 let worktree: TempWorktree;
 let codex: TestProvider;
-/**
- * Markers land outside every folder the workspace sandbox lets a command write: not the worktree,
- * and not the temp folder (writable by design), which a clone in /tmp would put the repo in.
- */
-const OUTSIDE = (() => {
-  const underTemp = [tmpdir(), "/tmp", "/var/tmp"].some((t) =>
-    REPO_ROOT === t || REPO_ROOT.startsWith(`${t.replace(/\/+$/, "")}/`)
-  );
-  const base = underTemp
-    ? path.join(homedir(), ".cache", "codexd-tests")
-    : path.join(REPO_ROOT, ".codexd");
-  mkdirSync(base, { recursive: true });
-  return mkdtempSync(path.join(base, "approved-sandbox-"));
-})();
+const OUTSIDE = outsideSandboxDir("approved-sandbox-");
 const outside = (name: string) => path.join(OUTSIDE, name);
 
 /** Every command the bridge was asked about; commands naming `bridge-denies` are denied. */
