@@ -50,9 +50,9 @@ export interface HandleOptions {
   approver: Approver;
   /** Called once when the handle closes, so the provider can unsubscribe it. */
   onClose?: (handle: CodexHandle) => void;
-  now?: () => Date;
   /** Called when a turn ended and no queued turn follows: the session is idle (pool moves). */
   onIdle?: (handle: CodexHandle) => void;
+  now?: () => Date;
   /** Schedules turn deadlines; injectable so tests need not wait on the wall clock. */
   setTimer?: (fn: () => void, ms: number) => { cancel(): void };
   /** Bound on the best-effort `turn/interrupt` / `thread/unsubscribe` sent while stopping. */
@@ -103,9 +103,9 @@ export class CodexHandle implements Handle {
     this.#threadId = options.threadId;
     this.#spec = options.spec;
     this.#rpc = options.rpc;
-    this.#approver = options.approver;
     this.#onClose = options.onClose;
     this.#onIdle = options.onIdle;
+    this.#approver = options.approver;
     this.#options = options;
   }
 
@@ -121,7 +121,6 @@ export class CodexHandle implements Handle {
     return this.#stream.closed;
   }
 
-  /** The running turn's id, if one runs and codex told us its id. */
   /** The session's spec (what a resume on another child re-applies). */
   get spec(): Spec {
     return this.#spec;
@@ -169,6 +168,7 @@ export class CodexHandle implements Handle {
     return moved;
   }
 
+  /** The running turn's id, if one runs and codex told us its id. */
   get currentTurnId(): string | undefined {
     return this.#active?.id;
   }
