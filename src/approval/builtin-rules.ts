@@ -550,6 +550,22 @@ function writtenFiles(c: SimpleCommand): string[] {
     const f = args.findIndex((a) => a === "-f" || a === "--file");
     if (f !== -1 && args[f + 1] !== undefined) files.push(args[f + 1]);
   }
+  // A link to a protected file or folder lets a later write reach it under another name:
+  // `ln -s .git/hooks h`, `ln .git/config c`, `cp -l ~/.gitconfig g`.
+  const links = program === "ln" ||
+    program === "cp" && args.some((a) => /^-[a-zA-Z]*[ls]|^--(link|symbolic-link)$/.test(a));
+  if (links && operands.length > 1) files.push(...operands.slice(0, -1));
+  // Unpacking into a folder writes there: `tar -xf h.tar -C .git`, `unzip h.zip -d .git`.
+  const extracts = (program === "tar" || program === "bsdtar") &&
+    args.some((a) => /^-?[a-zA-Z]*x/.test(a) && !a.startsWith("--") || a === "--extract");
+  const into = args.findIndex((a) =>
+    extracts && (a === "-C" || a === "--directory") || program === "unzip" && a === "-d"
+  );
+  if (into !== -1 && args[into + 1] !== undefined) files.push(args[into + 1]);
+  if (extracts) {
+    const dir = args.find((a) => a.startsWith("--directory="));
+    if (dir !== undefined) files.push(dir.slice(12));
+  }
   return files;
 }
 
