@@ -183,7 +183,8 @@ function rmRoot(c: SimpleCommand, scope: Scope): Verdict {
     }
     return undefined;
   }
-  if (c.argv[0] !== "rm") return undefined;
+  // `unlink` is a one-file rm; under `find -exec` it walks like `rm -r`.
+  if (c.argv[0] !== "rm" && c.argv[0] !== "unlink") return undefined;
   const args = c.argv.slice(1);
   const parsed = parseArgs(args, RM);
   // `find DIR -exec rm {} +` walks DIR: as recursive as `rm -r`.

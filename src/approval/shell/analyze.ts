@@ -47,6 +47,8 @@ interface State {
   cdableVars?: boolean;
   /** Aliases and `hash -p` names the line defines: name → the words it stands for. */
   aliases?: Map<string, string>;
+  /** Links the line made: link name → what it points to. */
+  links?: Map<string, string>;
   /** Files the line writes: name → their text when known, or null. */
   written?: Map<string, string | null>;
 }
@@ -412,6 +414,13 @@ function commandNode(node: Node, ctx: Ctx, state: State): void {
         stdin = isDuplication(child) || fromNetwork(child) ? "pipe" : "file";
         stdinText = redirectText(child);
         if (fromNetwork(child)) feeds = [...feeds, "/dev/tcp"];
+        // `bash < run.txt` where the line wrote run.txt: its text, when known, is what runs.
+        const source = inputSource(child);
+        const written = source === undefined
+          ? undefined
+          : state.written?.get(normalizeName(source));
+        if (written === null) stdin = "pipe";
+        else if (written !== undefined) stdinText = literalWord(written);
       }
     } else if (child.isNamed) {
       if (child.type === "variable_assignment") {
@@ -647,11 +656,24 @@ function recordWrites(
       (isInterpreter(p) && args.some((a) => /\.write\s*\(|writeFile|open\s*\([^)]*['"]w/.test(a)));
     if (unpacks) files.push([UNKNOWN_FILES, null]);
   }
+  for (const c of commands) {
+    const [p, ...args] = c.argv;
+    const operands = args.filter((a) => !a.startsWith("-"));
+    if (
+      (p === "ln" || p === "cp" && args.some((a) => /^-[a-zA-Z]*[ls]/.test(a))) &&
+      operands.length === 2
+    ) {
+      (state.links ??= new Map()).set(normalizeName(operands[1]), normalizeName(operands[0]));
+    }
+  }
   if (files.length === 0) return;
   state.written ??= new Map();
   for (const [f, known] of files) {
     if (f === "" || f === "/dev/null" || /^\/dev\/(std|fd)/.test(f)) continue;
-    const name = normalizeName(f);
+    const written = normalizeName(f);
+    // A write through a link the line made lands on what it points to.
+    const name = state.links?.get(written) ?? written;
+    if (name !== written) state.written.set(written, null);
     // Writing a file twice (or appending) leaves its text unknown.
     state.written.set(name, state.written.has(name) ? null : known);
   }
@@ -692,8 +714,18 @@ function outputTarget(redirect: Node): string | undefined {
   const destination = redirect.childForFieldName("destination") ??
     redirect.namedChildren.find((c) => c !== null && c.type !== "file_descriptor") ?? null;
   if (destination === null) return undefined;
-  const word = wordOf(destination);
-  return word.dynamic ? "$?" : word.value;
+  // A dynamic target keeps its written form: `"$d/x.pth"` still ends in `.pth`.
+  return wordOf(destination).value;
+}
+
+/** The file an input redirect reads (`< run.txt`), when there is one. */
+function inputSource(redirect: Node): string | undefined {
+  if (redirect.type !== "file_redirect" || !redirect.children.some((c) => c?.type === "<")) {
+    return undefined;
+  }
+  const source = redirect.childForFieldName("destination") ??
+    redirect.namedChildren.find((c) => c !== null && c.type !== "file_descriptor") ?? null;
+  return source === null ? undefined : wordOf(source).value;
 }
 
 /**

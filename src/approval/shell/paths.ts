@@ -104,6 +104,7 @@ export function resolvePath(
   }
   // `/usr/*` and `/usr/.` delete as much as `/usr`.
   // `/usr/*`, `/usr/.`, `~/**`, `~/?*`, `~/[!.]*` delete as much as the folder itself.
+  normalized = normalized.replace(/(.)\/+$/, "$1");
   for (let m = GLOB_TAIL.exec(normalized); m !== null; m = GLOB_TAIL.exec(normalized)) {
     normalized = normalized.slice(0, m.index) || "/";
   }
