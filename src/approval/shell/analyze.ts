@@ -341,6 +341,10 @@ function redirected(node: Node, ctx: Ctx, state: State): void {
       stdin = isDuplication(r) || fromNetwork(r) ? "pipe" : "file";
       stdinText = redirectText(r);
       if (fromNetwork(r)) feeds = [...feeds, "/dev/tcp"];
+      const source = inputSource(r);
+      const written = source === undefined ? undefined : state.written?.get(normalizeName(source));
+      if (written === null) stdin = "pipe";
+      else if (written !== undefined) stdinText = literalWord(written);
     }
   }
   const from = state.commands.length;
