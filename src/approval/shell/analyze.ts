@@ -47,6 +47,8 @@ interface State {
   cdableVars?: boolean;
   /** Aliases and `hash -p` names the line defines: name → the words it stands for. */
   aliases?: Map<string, string>;
+  /** `for d in build dist`: a loop variable over literal words takes each of them in turn. */
+  loopValues?: Map<string, string[]>;
   /** Links the line made: link name → what it points to. */
   links?: Map<string, string>;
   /** Files the line writes: name → their text when known, or null. */
@@ -165,6 +167,20 @@ function collectAssigned(root: Node, state: State): void {
     if (nameNode === null) continue;
     const name = nameNode.text.replace(/\[.*$/, "");
     state.assigned.add(name);
+    if (node.type === "for_statement") {
+      const words = node.childrenForFieldName("value").filter((v) => v !== null).map(wordOf);
+      const values = words.every((w) => !w.dynamic && !w.glob && w.braces === undefined)
+        ? words.map((w) => w.value)
+        : undefined;
+      const loops = state.loopValues ??= new Map();
+      // One literal list, once: a second loop or assignment to the name makes it unknown.
+      if (
+        values !== undefined && values.length > 0 && values.length <= 16 && !loops.has(name) &&
+        !state.known.has(name)
+      ) {
+        loops.set(name, values);
+      } else loops.set(name, []);
+    }
     const valueNode = node.type === "variable_assignment" ? node.childForFieldName("value") : null;
     const value = valueNode === null
       ? (node.type === "variable_assignment" && !/\[/.test(nameNode.text) ? "" : undefined)
@@ -392,6 +408,7 @@ function quote(word: string): string {
 function commandNode(node: Node, ctx: Ctx, state: State): void {
   const subCtx = { ...ctx, inSubstitution: true };
   const words: Word[] = [];
+  const rawWords: Word[] = [];
   const env: string[] = [];
   const envValues = new Map<string, Word>();
   const writes: string[] = [];
@@ -408,6 +425,7 @@ function commandNode(node: Node, ctx: Ctx, state: State): void {
       walkSubstitutions(child, subCtx, state);
       feeds = [...feeds, ...programsSince(state, from)];
       const word = wordOf(child);
+      rawWords.push(word);
       if (!word.dynamic && word.braces === undefined) words.push(word);
       else words.push(...expandWord(word, known ??= knownAt(state, node.startIndex)));
     } else if (child.type.endsWith("_redirect")) {
@@ -450,31 +468,27 @@ function commandNode(node: Node, ctx: Ctx, state: State): void {
     return;
   }
   const feed: Feed = { stdin, stdinText };
-  const normalized = normalizeCommand(words, feed, state.assigned, env, envValues);
   const pipedFrom = [...ctx.pipedFrom, ...feeds];
-  const rawArgv = words.map((w) => w.value);
-  for (const c of normalized.commands) {
-    const simple: SimpleCommand = { argv: c.argv, rawArgv, text: c.argv.map(quote).join(" ") };
-    if (pipedFrom.length > 0) simple.pipedFrom = pipedFrom;
-    if (ctx.inSubstitution) simple.inSubstitution = true;
-    if (c.dynamic.some(Boolean)) simple.dynamic = c.dynamic;
-    if (c.splits.some(Boolean)) simple.splits = c.splits;
-    if (c.env.length > 0) simple.env = c.env;
-    if (c.appended) simple.appended = true;
-    if (c.guessed) simple.guessed = true;
-    if (c.viaFind) simple.viaFind = true;
-    if (c.path !== undefined) simple.path = c.path;
-    if (ctx.writes !== undefined || writes.length > 0) {
-      simple.writes = [...(ctx.writes ?? []), ...writes];
+  const variants = loopVariants(rawWords, state, node.startIndex);
+  if (variants !== undefined) {
+    // The command runs once per value of a loop variable: judge each run.
+    for (const variant of variants) {
+      const n = normalizeCommand(variant, feed, state.assigned, env, envValues);
+      pushCommands(n, variant, ctx, pipedFrom, [...(ctx.writes ?? []), ...writes], state);
+      if (n.unanalyzable !== undefined) state.unanalyzable ??= n.unanalyzable;
+      for (const script of n.scripts) {
+        analyzeScript(
+          script,
+          { ...ctx, depth: ctx.depth + 1, pipedFrom, stdinText: undefined },
+          state,
+        );
+      }
     }
-    const cwd = c.chdir === undefined
-      ? state.cwd
-      : c.chdir === null || state.cwd === null
-      ? null
-      : joinPath(state.cwd ?? ".", c.chdir);
-    if (cwd !== undefined) simple.cwd = cwd;
-    state.commands.push(simple);
+    if (words[0]?.value === "cd" || words[0]?.value === "pushd") state.cwd = null;
+    return;
   }
+  const normalized = normalizeCommand(words, feed, state.assigned, env, envValues);
+  pushCommands(normalized, words, ctx, pipedFrom, [...(ctx.writes ?? []), ...writes], state);
   for (const c of normalized.commands) ranWritten(c, state);
   defineAliases(words, state);
   recordWrites(
@@ -496,6 +510,52 @@ function commandNode(node: Node, ctx: Ctx, state: State): void {
   if (normalized.interactive !== undefined) state.interactive ??= normalized.interactive;
   for (const script of normalized.scripts) {
     analyzeScript(script, { ...ctx, depth: ctx.depth + 1, pipedFrom, stdinText: undefined }, state);
+  }
+}
+
+/** The words once per value of the one loop variable they use, when its values are literal. */
+function loopVariants(raw: Word[], state: State, at: number): Word[][] | undefined {
+  const loops = state.loopValues;
+  // read, printf -v, eval or a changed IFS could give the variable other values or splits.
+  if (loops === undefined || state.otherAssignments || state.assigned.has("IFS")) return undefined;
+  const used = raw.flatMap((w) => w.vars).find((v) => (loops.get(v)?.length ?? 0) > 0);
+  if (used === undefined) return undefined;
+  const base = knownAt(state, at);
+  return loops.get(used)!.map((value) => {
+    const known = new Map(base).set(used, value);
+    return raw.flatMap((w) => expandWord(w, known));
+  });
+}
+
+/** The normalized commands of one simple command, as the rules see them. */
+function pushCommands(
+  normalized: ReturnType<typeof normalizeCommand>,
+  words: Word[],
+  ctx: Ctx,
+  pipedFrom: string[],
+  writes: string[],
+  state: State,
+): void {
+  const rawArgv = words.map((w) => w.value);
+  for (const c of normalized.commands) {
+    const simple: SimpleCommand = { argv: c.argv, rawArgv, text: c.argv.map(quote).join(" ") };
+    if (pipedFrom.length > 0) simple.pipedFrom = pipedFrom;
+    if (ctx.inSubstitution) simple.inSubstitution = true;
+    if (c.dynamic.some(Boolean)) simple.dynamic = c.dynamic;
+    if (c.splits.some(Boolean)) simple.splits = c.splits;
+    if (c.env.length > 0) simple.env = c.env;
+    if (c.appended) simple.appended = true;
+    if (c.guessed) simple.guessed = true;
+    if (c.viaFind) simple.viaFind = true;
+    if (c.path !== undefined) simple.path = c.path;
+    if (writes.length > 0) simple.writes = writes;
+    const cwd = c.chdir === undefined
+      ? state.cwd
+      : c.chdir === null || state.cwd === null
+      ? null
+      : joinPath(state.cwd ?? ".", c.chdir);
+    if (cwd !== undefined) simple.cwd = cwd;
+    state.commands.push(simple);
   }
 }
 

@@ -16,7 +16,9 @@ describe("analyzeCommand: every command the shell could run", () => {
     ["echo $(a) `b`", ["a", "b", "echo $(a) `b`"]],
     ["diff <(a) <(b)", ["a", "b", "diff <(a) <(b)"]],
     ["f() { a; }; f", ["a", "f"]],
-    ["for i in 1 2; do a $i; done", ["a $i"]],
+    // A loop over literal words runs the body once per value: each run is judged.
+    ["for i in 1 2; do a $i; done", ["a 1", "a 2"]],
+    ["for i in $(ls); do a $i; done", ["ls", "a $i"]],
     ["while true; do a; done", ["true", "a"]],
     ["if a; then b; elif c; then d; else e; fi", ["a", "b", "c", "d", "e"]],
     ["case x in y) a;; esac", ["a"]],
