@@ -14,13 +14,14 @@ import type {
   SimpleCommand,
 } from "./analyzer.ts";
 import { GIT_COMMANDS, GIT_SUBCOMMANDS, skipGitGlobals } from "./shell/git.ts";
-import { executedFile } from "./shell/executed.ts";
+import { CODE_OPTIONS_SHELL, executedFile } from "./shell/executed.ts";
 import { codeArgs, isStdinPath } from "./shell/inline-code.ts";
 import { COMMAND_VALUED_KEY } from "./shell/normalize.ts";
 import { hasOption, parseArgs } from "./shell/options.ts";
 import { containsWorktree, isRootPath, resolvePath } from "./shell/paths.ts";
 import { DOWNLOADERS, isInterpreter, PRIVILEGE, SHELLS } from "./shell/programs.ts";
 import { CHMOD, RM } from "./shell/specs.ts";
+import { makesLink, namedWrites } from "./shell/writes.ts";
 
 /** A rule's answer for one command: nothing, a match, or a reason it cannot tell. */
 type Verdict = undefined | true | { unsure: string };
@@ -528,20 +529,12 @@ const GIT_INTERNALS =
 
 /** Programs that write to their last operand or a named file. */
 function writtenFiles(c: SimpleCommand): string[] {
-  const files = [...(c.writes ?? [])];
+  const files = [...(c.writes ?? []), ...namedWrites(c.argv).map((w) => w.file)];
   const [program, ...args] = c.argv;
   const operands = args.filter((a) => !a.startsWith("-"));
-  if (program === "tee") files.push(...operands);
-  if (
-    (program === "cp" || program === "mv" || program === "ln" || program === "install" ||
-      program === "rsync") && operands.length > 1
-  ) {
-    files.push(operands[operands.length - 1]);
+  if (/^(cp|mv|ln|install|rsync)$/.test(program) && operands.length > 1) {
     const t = args.findIndex((a) => a === "-t" || a === "--target-directory");
     if (t !== -1 && args[t + 1] !== undefined) files.push(args[t + 1]);
-  }
-  if (program === "sed" && args.some((a) => /^-[a-zA-Z]*i|^--in-place/.test(a))) {
-    files.push(...operands.slice(1));
   }
   if (program === "dd") {
     files.push(...args.filter((a) => a.startsWith("of=")).map((a) => a.slice(3)));
@@ -553,9 +546,7 @@ function writtenFiles(c: SimpleCommand): string[] {
   }
   // A link to a protected file or folder lets a later write reach it under another name:
   // `ln -s .git/hooks h`, `ln .git/config c`, `cp -l ~/.gitconfig g`.
-  const links = program === "ln" ||
-    program === "cp" && args.some((a) => /^-[a-zA-Z]*[ls]|^--(link|symbolic-link)$/.test(a));
-  if (links && operands.length > 1) files.push(...operands.slice(0, -1));
+  if (makesLink(c.argv) && operands.length > 1) files.push(...operands.slice(0, -1));
   // Unpacking into a folder writes there: `tar -xf h.tar -C .git`, `unzip h.zip -d .git`.
   const extracts = (program === "tar" || program === "bsdtar") &&
     args.some((a) => /^-?[a-zA-Z]*x/.test(a) && !a.startsWith("--") || a === "--extract");
@@ -585,8 +576,6 @@ function gitHooksWrite(c: SimpleCommand): Verdict {
 
 // ---------------------------------------------------------------------------------------------
 // Code from the network
-
-const CODE_OPTIONS_SHELL = /^-[a-zA-Z]*c[a-zA-Z]*$/;
 
 /** Does the program take its code from stdin or from a substituted word? */
 function runsFedCode(c: SimpleCommand): boolean {
@@ -675,20 +664,15 @@ const CODE_LOADING_ENV =
 function downloadThenRun(c: SimpleCommand, scope: Scope): Verdict {
   const targets = downloadTargets(c);
   if (targets.some((t) => STARTUP_FILE.test(t))) return true;
-  const earlier = scope.commands.slice(0, scope.index);
-  const downloaded = earlier.some((e) => downloadTargets(e).length > 0);
+  const earlier = scope.commands.slice(0, scope.index).flatMap(downloadTargets);
   // Downloaded code that an interpreter may pick up by itself: `json.py` before `import json`,
   // `node_modules/x/index.js` before `require("x")`.
-  const code = earlier.flatMap(downloadTargets).some((t) => t === REMOTE_NAME || CODE_FILE.test(t));
+  const code = earlier.some((t) => t === REMOTE_NAME || CODE_FILE.test(t));
   if (code && (isInterpreter(c.argv[0]) || SHELLS.has(c.argv[0]))) return true;
-  if (downloaded && (c.env ?? []).some((n) => CODE_LOADING_ENV.test(n))) return true;
+  if (earlier.length > 0 && (c.env ?? []).some((n) => CODE_LOADING_ENV.test(n))) return true;
   const file = executedFile(c);
   if (file === undefined) return undefined;
-  for (const earlier of scope.commands.slice(0, scope.index)) {
-    for (const target of downloadTargets(earlier)) {
-      if (target === REMOTE_NAME || sameFile(target, file)) return true;
-    }
-  }
+  if (earlier.some((target) => target === REMOTE_NAME || sameFile(target, file))) return true;
   const tainted = scope.context.tainted;
   if (tainted !== undefined && tainted.size > 0) {
     const resolved = resolvePath(file, c.cwd, scope.context);

@@ -9,6 +9,7 @@ import { BUILD_FILE, executedFile } from "./executed.ts";
 import { hiddenCharacter } from "./gate.ts";
 import { unsafeCode } from "./inline-code.ts";
 import { isInterpreter, SHELLS } from "./programs.ts";
+import { makesLink, namedWrites } from "./writes.ts";
 import { type Feed, normalizeCommand } from "./normalize.ts";
 import { parseShell } from "./parser.ts";
 import { literalOutputs } from "./stdin.ts";
@@ -680,11 +681,7 @@ function recordWrites(
   const files: Array<[string, string | null]> = redirects.map((f) => [f, text]);
   for (const c of commands) {
     const [p, ...args] = c.argv;
-    const operands = args.filter((a) => !a.startsWith("-"));
-    if (p === "tee") files.push(...operands.map((f): [string, string | null] => [f, text]));
-    if (/^(cp|mv|ln|install|rsync)$/.test(p) && operands.length > 1) {
-      files.push([operands[operands.length - 1], null]);
-    }
+    for (const w of namedWrites(c.argv)) files.push([w.file, w.fromStdin ? text : null]);
     if (p === "find") {
       for (let i = 0; i < args.length; i++) {
         if (/^-f(print0?|printf|ls)$/.test(args[i])) files.push([args[i + 1] ?? "", null]);
@@ -696,9 +693,6 @@ function recordWrites(
       const dashed = args.indexOf("--");
       const paths = dashed === -1 ? [] : args.slice(dashed + 1);
       files.push(...paths.map((f): [string, string | null] => [f, null]));
-    }
-    if (p === "sed" && args.some((a) => /^-[a-zA-Z]*i|^--in-place/.test(a))) {
-      files.push(...operands.slice(1).map((f): [string, string | null] => [f, null]));
     }
     // Programs that write files the line names but whose text it does not show.
     if (p === "sed") {
@@ -721,12 +715,8 @@ function recordWrites(
     if (unpacks) files.push([UNKNOWN_FILES, null]);
   }
   for (const c of commands) {
-    const [p, ...args] = c.argv;
-    const operands = args.filter((a) => !a.startsWith("-"));
-    if (
-      (p === "ln" || p === "cp" && args.some((a) => /^-[a-zA-Z]*[ls]/.test(a))) &&
-      operands.length === 2
-    ) {
+    const operands = c.argv.slice(1).filter((a) => !a.startsWith("-"));
+    if (makesLink(c.argv) && operands.length === 2) {
       (state.links ??= new Map()).set(normalizeName(operands[1]), normalizeName(operands[0]));
     }
   }

@@ -3,7 +3,8 @@ import type { SimpleCommand } from "../analyzer.ts";
 import { codeArgs } from "./inline-code.ts";
 import { isInterpreter, SHELLS } from "./programs.ts";
 
-const CODE_OPTIONS_SHELL = /^-[a-zA-Z]*c[a-zA-Z]*$/;
+/** A shell option cluster holding `-c`: the script is the next word, not a file. */
+export const CODE_OPTIONS_SHELL = /^-[a-zA-Z]*c[a-zA-Z]*$/;
 
 export function executedFile(c: Pick<SimpleCommand, "argv" | "path">): string | undefined {
   const [program, ...args] = c.argv;
