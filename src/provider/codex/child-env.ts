@@ -9,8 +9,12 @@
  * below without `OPENAI_*`/`CODEX_*`, plus the spec's `env`), and so does codex's shell snapshot.
  */
 
-/** Exact names passed through (proxy variables in both cases, as tools read either). */
-const ALLOWED_NAMES: ReadonlySet<string> = new Set([
+/**
+ * The names both codex and the commands it runs get: the system's basics, the proxies and the CA
+ * files. plan.ts hands the same list to codex's `shell_environment_policy` (which compares names
+ * without case, so the lower-case proxy spellings below need no entry there).
+ */
+export const CORE_ENV_NAMES: readonly string[] = Object.freeze([
   "PATH",
   "HOME",
   "USER",
@@ -20,10 +24,6 @@ const ALLOWED_NAMES: ReadonlySet<string> = new Set([
   "LANG",
   "TZ",
   "TMPDIR",
-  "http_proxy",
-  "https_proxy",
-  "no_proxy",
-  "all_proxy",
   "HTTP_PROXY",
   "HTTPS_PROXY",
   "NO_PROXY",
@@ -35,8 +35,20 @@ const ALLOWED_NAMES: ReadonlySet<string> = new Set([
   "CURL_CA_BUNDLE",
 ]);
 
+/** Locale settings (`LC_ALL`, `LC_MESSAGES`, …), passed to codex and its commands alike. */
+export const LOCALE_PREFIX = "LC_";
+
+/** Exact names passed through (proxy variables in both cases, as tools read either). */
+const ALLOWED_NAMES: ReadonlySet<string> = new Set([
+  ...CORE_ENV_NAMES,
+  "http_proxy",
+  "https_proxy",
+  "no_proxy",
+  "all_proxy",
+]);
+
 /** Name prefixes passed through: locale settings and codex's / OpenAI's own variables. */
-const ALLOWED_PREFIXES: readonly string[] = ["LC_", "OPENAI_", "CODEX_"];
+const ALLOWED_PREFIXES: readonly string[] = [LOCALE_PREFIX, "OPENAI_", "CODEX_"];
 
 /** The log level codex gets unless the caller chose one: its tracing is loud at info. */
 export const DEFAULT_RUST_LOG = "warn";

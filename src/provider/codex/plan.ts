@@ -2,6 +2,7 @@
  * Spec → codex params: a pure translation, table-tested. `planSpawn` decides every codex setting a
  * session starts with; nothing else in the provider invents thread or turn parameters.
  */
+import { CORE_ENV_NAMES, LOCALE_PREFIX } from "./child-env.ts";
 import path from "node:path";
 import { InvalidInput } from "../../errors.ts";
 import type { McpServer, PermissionMode, Spec } from "../spec.ts";
@@ -100,25 +101,8 @@ export const PINNED_FEATURES: Readonly<Record<string, boolean>> = Object.freeze(
  * key); its commands get only these, plus the spec's `env`.
  */
 export const COMMAND_ENV_INHERITED: readonly string[] = Object.freeze([
-  "PATH",
-  "HOME",
-  "USER",
-  "LOGNAME",
-  "SHELL",
-  "LANG",
-  "LC_*",
-  "TERM",
-  "TMPDIR",
-  "TZ",
-  "HTTP_PROXY",
-  "HTTPS_PROXY",
-  "NO_PROXY",
-  "ALL_PROXY",
-  "SSL_CERT_FILE",
-  "SSL_CERT_DIR",
-  "NODE_EXTRA_CA_CERTS",
-  "REQUESTS_CA_BUNDLE",
-  "CURL_CA_BUNDLE",
+  ...CORE_ENV_NAMES,
+  `${LOCALE_PREFIX}*`,
 ]);
 
 /** Never inherited by a command, even if a later codex ignored `include_only`. */
