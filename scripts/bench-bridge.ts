@@ -10,22 +10,18 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { cachingAnalyzer } from "../src/approval/analyzer.ts";
 import { ApprovalBridge } from "../src/approval/bridge.ts";
-import type { ApprovalContext } from "../src/provider/types.ts";
-import { ADVERSARIAL_LAST_MATCH, ORDINARY_COMMANDS } from "../test/approval/support/hot-path.ts";
+import {
+  ADVERSARIAL_LAST_MATCH,
+  HOT_PATH_CONTEXT,
+  ORDINARY_COMMANDS,
+} from "../test/approval/support/hot-path.ts";
 import { adversarialPolicy } from "../test/approval/support/policies.ts";
 import { storeWith } from "../test/approval/support/store.ts";
 import { testAnalyzer } from "../test/approval/support/test-analyzer.ts";
 
 const quick = process.argv.includes("--quick");
 const analyzer = cachingAnalyzer(await testAnalyzer());
-const ctx: ApprovalContext = {
-  requestId: "r",
-  sessionId: "s",
-  threadId: "t",
-  worktree: "/tmp",
-  policy: "default",
-  permissionMode: "default",
-};
+const ctx = HOT_PATH_CONTEXT;
 
 async function ordinaryPerSecond(): Promise<number> {
   const text = readFileSync(join(import.meta.dir, "..", "policies", "default.yaml"), "utf8");

@@ -9,21 +9,13 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { cachingAnalyzer } from "../../src/approval/analyzer.ts";
 import { ApprovalBridge } from "../../src/approval/bridge.ts";
-import type { ApprovalContext } from "../../src/provider/types.ts";
-import { ADVERSARIAL_LAST_MATCH, ORDINARY_COMMANDS } from "./support/hot-path.ts";
+import { ADVERSARIAL_LAST_MATCH, HOT_PATH_CONTEXT, ORDINARY_COMMANDS } from "./support/hot-path.ts";
 import { adversarialPolicy } from "./support/policies.ts";
 import { storeWith } from "./support/store.ts";
 import { testAnalyzer } from "./support/test-analyzer.ts";
 
 const analyzer = cachingAnalyzer(await testAnalyzer());
-const ctx: ApprovalContext = {
-  requestId: "r",
-  sessionId: "s",
-  threadId: "t",
-  worktree: "/tmp",
-  policy: "default",
-  permissionMode: "default",
-};
+const ctx = HOT_PATH_CONTEXT;
 
 describe("the approval hot path", () => {
   test("ordinary commands under the default policy: one decision each, the same every time", async () => {

@@ -1,4 +1,15 @@
-/** The commands the hot-path test checks and scripts/bench-bridge.ts times. */
+/** The commands the hot-path test checks and scripts/bench-bridge.ts times, and their session. */
+import type { ApprovalContext } from "../../../src/provider/types.ts";
+
+/** One session under the default policy, asking again and again. */
+export const HOT_PATH_CONTEXT: ApprovalContext = Object.freeze({
+  requestId: "r",
+  sessionId: "s",
+  threadId: "t",
+  worktree: "/tmp",
+  policy: "default",
+  permissionMode: "default",
+});
 
 /** What an agent runs all day (allowed or asked under the default policy, never unanalysable). */
 export const ORDINARY_COMMANDS = [
