@@ -5,11 +5,10 @@
  * test-results/junit.xml is rewritten as the union of the lane reports there, so `npm test`
  * (both lanes in turn) leaves one report for .ci/run to count. `--list` prints the lane's files.
  */
-import { spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import process from "node:process";
-import { filesOf, type Lane, REPO_ROOT } from "./test-lanes.ts";
+import { filesOf, type Lane, REPO_ROOT, runBunTests } from "./test-lanes.ts";
 
 const LANES: readonly Lane[] = ["unit", "integration"];
 const [lane, ...rest] = process.argv.slice(2);
@@ -27,20 +26,9 @@ const results = path.join(REPO_ROOT, "test-results");
 mkdirSync(results, { recursive: true });
 const report = path.join(results, `junit-${lane}.xml`);
 rmSync(report, { force: true });
-const run = spawnSync(
-  process.execPath,
-  [
-    "test",
-    "--timeout",
-    "60000",
-    "--reporter=junit",
-    `--reporter-outfile=${path.relative(REPO_ROOT, report)}`,
-    ...files.map((file) => `./${file}`),
-  ],
-  { cwd: REPO_ROOT, stdio: "inherit" },
-);
+const status = runBunTests(files, path.relative(REPO_ROOT, report));
 writeFileSync(path.join(results, "junit.xml"), mergeReports(LANES.map(laneReport)));
-process.exit(run.status ?? 1);
+process.exit(status);
 
 function laneReport(name: Lane): string | undefined {
   const file = path.join(results, `junit-${name}.xml`);

@@ -11,7 +11,7 @@ import { homedir } from "node:os";
 import path from "node:path";
 import process from "node:process";
 import { resolveCodexBinary } from "../src/provider/codex/binary.ts";
-import { filesOf, REPO_ROOT } from "./test-lanes.ts";
+import { filesOf, REPO_ROOT, runBunTests } from "./test-lanes.ts";
 
 const [version, ...only] = process.argv.slice(2);
 if (!version || !/^\d+\.\d+\.\d+(-[\w.]+)?$/.test(version)) {
@@ -55,16 +55,9 @@ process.stderr.write(`running the real-codex tests against ${reported} (${binary
 
 const files = only.length > 0 ? only : filesOf("integration");
 mkdirSync(path.join(REPO_ROOT, "test-results"), { recursive: true });
-const run = spawnSync(
-  process.execPath,
-  [
-    "test",
-    "--timeout",
-    "60000",
-    "--reporter=junit",
-    `--reporter-outfile=test-results/junit-codex-${version}.xml`,
-    ...files.map((file) => (path.isAbsolute(file) ? file : `./${file}`)),
-  ],
-  { cwd: REPO_ROOT, stdio: "inherit", env: { ...process.env, CODEX_BIN: binary.path } },
+process.exit(
+  runBunTests(files, `test-results/junit-codex-${version}.xml`, {
+    ...process.env,
+    CODEX_BIN: binary.path,
+  }),
 );
-process.exit(run.status ?? 1);

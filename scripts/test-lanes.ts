@@ -5,8 +5,10 @@
  * generator, codexd's own commands that start codex); every other file is a unit test. So a new
  * test file lands in the right lane without being listed here.
  */
+import { spawnSync } from "node:child_process";
 import { readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
+import process from "node:process";
 import { fileURLToPath } from "node:url";
 
 export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
@@ -49,4 +51,28 @@ export function laneOf(file: string): Lane {
 
 export function filesOf(lane: Lane): string[] {
   return testFiles().filter((file) => laneOf(file) === lane);
+}
+
+/**
+ * `bun test` over `files` from the repository root, writing a JUnit report to `report` (relative
+ * to the root); the exit status of the run. Both test runners (lanes, another codex) use it.
+ */
+export function runBunTests(
+  files: readonly string[],
+  report: string,
+  env: NodeJS.ProcessEnv = process.env,
+): number {
+  const run = spawnSync(
+    process.execPath,
+    [
+      "test",
+      "--timeout",
+      "60000",
+      "--reporter=junit",
+      `--reporter-outfile=${report}`,
+      ...files.map((file) => (path.isAbsolute(file) ? file : `./${file}`)),
+    ],
+    { cwd: REPO_ROOT, stdio: "inherit", env },
+  );
+  return run.status ?? 1;
 }
