@@ -161,6 +161,8 @@ function deletedBy(c: SimpleCommand): string[] | undefined {
   if (program === "cmake" && args[0] === "-E" && /^(remove_directory|rm)$/.test(args[1] ?? "")) {
     return args.slice(2).filter((a) => !a.startsWith("-"));
   }
+  // `mv ~ /tmp/x` takes the folder away as surely as deleting it.
+  if (program === "mv" && operands.length > 1) return operands.slice(0, -1);
   if (program === "rsync" && args.some((a) => a.startsWith("--remove-source-files"))) {
     return operands.slice(0, -1);
   }

@@ -42,6 +42,8 @@ const FAMILIES: Record<string, Array<[string, string]>> = {
   dynamic: [
     ["f=--force; git push $f", "f=main; git push origin $f"],
     ["git reset --{hard,quiet}", "git reset --{soft,quiet}"],
+    // A loop variable assigned again in the body does not keep the loop's values.
+    ['for d in a b; do d=/; rm -rf "$d"; done', 'for d in a b; do rm -rf "$d"; done'],
     ['rm -rf "${HOME:?}"', 'rm -rf "${TMPDIR:?}/build"'],
     ['nuke() { rm -rf "$1"; }; nuke ~', 'clean() { rm -f "$1"; }; clean x.log'],
     ["echo ~ | xargs rm -rf", "git ls-files '*.orig' | xargs rm -f"],
@@ -53,6 +55,8 @@ const FAMILIES: Record<string, Array<[string, string]>> = {
     ["rm -rf /proc/self/root/*", "rm -rf /tmp/codexd-build"],
     ["rm -rf /{etc,usr,var}", "rm -rf {dist,build}"],
     ["chmod -R 777 ../../..", `chmod -R u+w ${WORKTREE}/build`],
+    // Moving a folder away loses it as surely as deleting it.
+    ["mv ~ /tmp/old-home", "mv build /tmp/old-build"],
   ],
   git: [
     ["git -c alias.pf='push --force' pf", "git -c user.name=bot commit -m x"],

@@ -168,6 +168,10 @@ function collectAssigned(root: Node, state: State): void {
     if (nameNode === null) continue;
     const name = nameNode.text.replace(/\[.*$/, "");
     state.assigned.add(name);
+    // Assigned anywhere else too (`for d in a b; do d=/; …`): the loop's values do not hold.
+    if (node.type !== "for_statement" && state.loopValues?.has(name)) {
+      state.loopValues.set(name, []);
+    }
     if (node.type === "for_statement") {
       const words = node.childrenForFieldName("value").filter((v) => v !== null).map(wordOf);
       const values = words.every((w) => !w.dynamic && !w.glob && w.braces === undefined)
