@@ -62,21 +62,6 @@ const ROOT = existsSync("/var/tmp") && !isUnderTempDir("/var/tmp")
 const cleanup: string[] = [];
 const models: ScriptedModel[] = [];
 
-/**
- * Whether `nobody` can run the pinned codex at all (the checkout may sit in a folder it cannot
- * enter, e.g. under /root): the real-codex test needs it, the process-level one does not.
- */
-const codexRunsAsNobody = canRun && await (async () => {
-  const binary = (await resolveCodexBinary({ searchFrom: [REPO_ROOT] })).path;
-  const result = spawnSync(binary, ["--version"], {
-    uid: nobody!.uid,
-    gid: nobody!.gid,
-    cwd: "/",
-    stdio: "ignore",
-  });
-  return result.status === 0;
-})();
-
 function reachableDir(prefix: string): string {
   mkdirSync(ROOT, { recursive: true });
   const dir = mkdtempSync(path.join(ROOT, `codexd-agent-${prefix}`));
@@ -84,6 +69,37 @@ function reachableDir(prefix: string): string {
   cleanup.push(dir);
   return dir;
 }
+
+function runsAsNobody(binary: string): boolean {
+  const result = spawnSync(binary, ["--version"], {
+    uid: nobody!.uid,
+    gid: nobody!.gid,
+    cwd: "/",
+    stdio: "ignore",
+  });
+  return result.status === 0;
+}
+
+/**
+ * The pinned codex as `nobody` can run it. A checkout may sit in a folder `nobody` cannot enter
+ * (a clone in a 0700 temp folder, or under /root): then its package folder is linked (or, across
+ * file systems, copied) into a reachable one, so the real-codex test runs wherever the checkout is.
+ */
+const codexForNobody = canRun
+  ? await (async () => {
+    const binary = (await resolveCodexBinary({ searchFrom: [REPO_ROOT] })).path;
+    if (runsAsNobody(binary)) return binary;
+    const vendor = path.dirname(path.dirname(binary)); // <package>/vendor/<target>
+    const copy = path.join(reachableDir("bin-"), "codex");
+    const linked = spawnSync("cp", ["-al", vendor, copy]).status === 0 ||
+      (rmSync(copy, { recursive: true, force: true }),
+        spawnSync("cp", ["-a", vendor, copy]).status === 0);
+    if (!linked) throw new Error(`Cannot copy ${vendor} to ${copy}`);
+    const reachable = path.join(copy, path.relative(vendor, binary));
+    if (!runsAsNobody(reachable)) throw new Error(`nobody cannot run ${reachable} either`);
+    return reachable;
+  })()
+  : undefined;
 
 /** A worktree `user` may write in (the deployer's job in production). */
 function worktreeFor(user: AgentUser | undefined): string {
@@ -136,6 +152,7 @@ async function startAgentDaemon(user: string | undefined): Promise<{
   }
   const config = loadConfig({ args, cwd: REPO_ROOT, env: {} });
   config.codex.args = model.codexArgs({ requestMaxRetries: 0 });
+  if (user !== undefined && codexForNobody) config.codex.bin = codexForNobody;
   config.policies.dir = path.join(REPO_ROOT, "policies");
   const daemon = await startDaemon(config, { analyzer: fakeAnalyzer });
   const token = (await readFile(tokenFile, "utf8")).trim();
@@ -256,7 +273,7 @@ describe("codex as a separate account", () => {
     },
   );
 
-  test.skipIf(!codexRunsAsNobody)(
+  test.skipIf(!canRun)(
     "codex runs as codex.user; an approved `cat <token file>` is denied, as the daemon's user it works",
     async () => {
       // Positive control: without codex.user the very same command reads the token.
@@ -298,7 +315,9 @@ describe("codex as a separate account", () => {
       const output = String(result.output);
       expect(output).toMatch(new RegExp(`^${nobody!.uid}$`, "m"));
       expect(output).toContain(`cat: ${d.tokenFile}: Permission denied`);
-      expect(output).toContain(`ls: cannot open directory '${d.stateDir}': Permission denied`);
+      // "cannot access" when the state dir's parent is closed to the user too (a 0700 checkout).
+      expect(output).toContain(`'${d.stateDir}': Permission denied`);
+      expect(output).toMatch(/^ls: cannot (open directory|access) '/m);
       expect(output).not.toContain(d.token);
       expect(output).not.toContain("codexd.db");
 
