@@ -36,8 +36,8 @@ import { log } from "./log.ts";
 import { PidLedger } from "./pid-ledger.ts";
 import { SessionManager } from "./sessions.ts";
 import { Store } from "./store.ts";
-import { CodexPool, type RestartReport } from "./pool.ts";
-import type { BackoffPolicy } from "./supervisor.ts";
+import { CodexPool, type RestartReport } from "../provider/codex/pool.ts";
+import type { BackoffPolicy } from "../provider/codex/supervisor.ts";
 
 export const SERVE_HELP = `Usage: codexd serve [options]
 

@@ -57,7 +57,7 @@ import {
   type SessionService,
 } from "./service.ts";
 import type { SessionRow, Store } from "./store.ts";
-import type { CodexFleet } from "./supervisor.ts";
+import type { CodexFleet } from "../provider/codex/supervisor.ts";
 
 export interface SessionManagerOptions {
   store: Store;

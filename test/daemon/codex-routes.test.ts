@@ -7,7 +7,7 @@ import { describe, expect, test } from "bun:test";
 import { CodexdApiError, CodexdClient } from "../../src/client.ts";
 import { createApp } from "../../src/daemon/app.ts";
 import { ConfigError } from "../../src/daemon/config.ts";
-import type { ChildInfo } from "../../src/daemon/pool.ts";
+import type { ChildInfo } from "../../src/provider/codex/pool.ts";
 import { FakeService } from "./fake-service.ts";
 
 const CHILDREN: ChildInfo[] = [

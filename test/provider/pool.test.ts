@@ -1,5 +1,5 @@
 /**
- * The pool of codex children (`codex.pool`, src/daemon/pool.ts), in-process against the real
+ * The pool of codex children (`codex.pool`, src/provider/codex/pool.ts), in-process against the real
  * codex and the scripted model: placement on the least-loaded child, a kill -9 of one child that
  * ends only its own sessions, recycling and rolling restarts that move sessions between turns
  * with zero failed turns. Turns that must be running at a given moment are held at a command's

@@ -5,8 +5,8 @@
  */
 import { expect, test } from "bun:test";
 import { ProviderUnavailable } from "../../src/errors.ts";
-import { CodexPool } from "../../src/daemon/pool.ts";
-import { CodexSupervisor } from "../../src/daemon/supervisor.ts";
+import { CodexPool } from "../../src/provider/codex/pool.ts";
+import { CodexSupervisor } from "../../src/provider/codex/supervisor.ts";
 import type { CodexProvider } from "../../src/provider/codex/provider.ts";
 import type { Spec } from "../../src/provider/spec.ts";
 

@@ -4,8 +4,8 @@
  * backoff: 0.5 s doubling to 30 s, reset after 60 s healthy. A binary that dies at once does
  * not spin: the backoff holds and `status()` says `degraded` with the last error.
  */
-import { errorMessage } from "../errors.ts";
-import type { CodexProvider } from "../provider/codex/provider.ts";
+import { errorMessage } from "../../errors.ts";
+import type { CodexProvider } from "./provider.ts";
 
 export type SupervisorState = "starting" | "ready" | "degraded" | "stopping" | "stopped";
 

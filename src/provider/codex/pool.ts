@@ -21,11 +21,11 @@
  *   it has none left. A running turn is never cut short.
  */
 import { readFileSync } from "node:fs";
-import { errorMessage, ProviderUnavailable } from "../errors.ts";
-import type { CodexHandle } from "../provider/codex/handle.ts";
-import type { CodexProvider } from "../provider/codex/provider.ts";
-import type { Spec } from "../provider/spec.ts";
-import type { Capabilities, Handle, ResumeOptions, SpawnOptions } from "../provider/types.ts";
+import { errorMessage, ProviderUnavailable } from "../../errors.ts";
+import type { CodexHandle } from "./handle.ts";
+import type { CodexProvider } from "./provider.ts";
+import type { Spec } from "../spec.ts";
+import type { Capabilities, Handle, ResumeOptions, SpawnOptions } from "../types.ts";
 import {
   type BackoffPolicy,
   CodexSupervisor,

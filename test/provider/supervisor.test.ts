@@ -1,6 +1,6 @@
 import { expect, test } from "bun:test";
 import { ProviderUnavailable } from "../../src/errors.ts";
-import { CodexSupervisor } from "../../src/daemon/supervisor.ts";
+import { CodexSupervisor } from "../../src/provider/codex/supervisor.ts";
 import type { CodexProvider } from "../../src/provider/codex/provider.ts";
 
 /** A provider stand-in whose child can be "killed" by the test. */
