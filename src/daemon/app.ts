@@ -10,6 +10,7 @@ import { HTTPException } from "hono/http-exception";
 import { matchedRoutes } from "hono/route";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import { CodexdError, type ErrorCode, errorMessage, InvalidInput, RpcError } from "../errors.ts";
+import { createLogger, type Logger } from "../log.ts";
 import * as S from "./api-schemas.ts";
 import { bearerAuth, isAuthenticated } from "./auth.ts";
 import { BudgetExceeded } from "./budgets.ts";
@@ -24,7 +25,6 @@ import {
   metadataProblem,
   RETRY_AFTER_SECONDS,
 } from "./http-edge.ts";
-import { logUnexpected } from "./log.ts";
 import { createDaemonMetrics, type DaemonMetrics } from "./metrics.ts";
 import type { SessionService } from "./service.ts";
 import { type KeepAliveTimers, sseResponse } from "./sse.ts";
@@ -43,8 +43,8 @@ export interface CreateAppOptions {
   /** SSE keep-alive comment interval (15 s) and its timers, injectable for tests. */
   keepAliveMs?: number;
   timers?: KeepAliveTimers;
-  /** Where unexpected errors (500s, failed streams) go; the JSON log (log.ts) by default. */
-  logError?: (message: string, error: unknown) => void;
+  /** Where unexpected errors (500s, failed streams) go, whole; JSON lines on stderr by default. */
+  logger?: Logger;
   /** Milliseconds clock for request latency. */
   now?: () => number;
   version?: string;
@@ -373,7 +373,8 @@ export function createApp(options: CreateAppOptions): CodexdApp {
   const { service } = options;
   const metrics = options.metrics ?? createDaemonMetrics();
   const now = options.now ?? (() => performance.now());
-  const logError = options.logError ?? logUnexpected;
+  const logger = options.logger ?? createLogger();
+  const logError = (message: string, error: unknown) => logger.error(message, { error });
   const limits: HttpLimits = { ...DEFAULT_LIMITS, ...options.limits };
   let openStreams = 0;
   let openingSessions = 0;
@@ -738,7 +739,7 @@ export function createApp(options: CreateAppOptions): CodexdApp {
     service,
     auth: options.ui ?? new UiAuth(),
     eventStream,
-    logError,
+    logger,
   });
 
   // Generated once at construction, so a schema the generator cannot express fails at start-up

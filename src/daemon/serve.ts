@@ -20,6 +20,7 @@ import { PolicyStore } from "../approval/policy-store.ts";
 import { defaultShellAnalyzer } from "../approval/shell-analyzer.ts";
 import { embeddedAssets } from "../assets.ts";
 import { errorMessage } from "../errors.ts";
+import { createLogger, type Logger } from "../log.ts";
 import { makePrivateDir, restrictUmask, tightenStateDir } from "../file-modes.ts";
 import { type AgentUser, resolveAgentUser } from "../provider/codex/agent-user.ts";
 import { startCodexChild } from "../provider/codex/child.ts";
@@ -32,7 +33,6 @@ import { createApp } from "./app.ts";
 import { loadConfig, loadOrCreateToken, type ResolvedConfig } from "./config.ts";
 import { Journal } from "./journal.ts";
 import { createDaemonMetrics } from "./metrics.ts";
-import { log } from "./log.ts";
 import { PidLedger } from "./pid-ledger.ts";
 import { SessionManager } from "./sessions.ts";
 import { Store } from "./store.ts";
@@ -73,7 +73,8 @@ export async function serveCommand(args: string[]): Promise<number> {
     return 2;
   }
   const reloadConfig = () => loadConfig({ args, cwd: process.cwd(), env: process.env });
-  const daemon = await startDaemon(config, { reloadConfig }).catch((error: unknown) => {
+  const logger = daemonLogger();
+  const daemon = await startDaemon(config, { reloadConfig, logger }).catch((error: unknown) => {
     // deno-lint-ignore no-console -- the command's failure, as its one line of output
     console.error(`codexd serve: ${errorMessage(error)}`);
     return undefined;
@@ -82,7 +83,7 @@ export async function serveCommand(args: string[]): Promise<number> {
   // deno-lint-ignore no-console -- the ready line on stdout that runners wait for (README)
   console.log(JSON.stringify({ event: "listening", url: daemon.url, pid: process.pid }));
   // The console's sign-in goes through a one-time link, never a URL with the token in it.
-  log("info", "web console: run `codexd ui` for a one-time login link", {
+  logger.info("web console: run `codexd ui` for a one-time login link", {
     url: `${daemon.url}/ui`,
   });
   return await daemon.stopped;
@@ -116,6 +117,13 @@ export interface DaemonDeps {
   reloadConfig?: () => ResolvedConfig;
   /** A child's resident memory in bytes (tests; default /proc/<pid>/status). */
   readRss?: (pid: number) => number | undefined;
+  /** The daemon's log; JSON lines on stderr by default (debug lines with $CODEXD_DEBUG). */
+  logger?: Logger;
+}
+
+/** JSON lines on stderr; debug lines only with $CODEXD_DEBUG. */
+export function daemonLogger(): Logger {
+  return createLogger({ level: process.env.CODEXD_DEBUG ? "debug" : "info" });
 }
 
 /** stderr lines kept from a codex child that failed to start, for health. */
@@ -125,12 +133,14 @@ export async function startDaemon(
   config: ResolvedConfig,
   deps: DaemonDeps = {},
 ): Promise<RunningDaemon> {
+  const logger = deps.logger ?? daemonLogger();
+  const log = logger.log;
   restrictUmask();
   makePrivateDir(config.stateDir);
   const tightened = tightenStateDir(config.stateDir);
   if (tightened.length > 0) log("info", "made the state dir private (0700/0600)", { tightened });
   for (const note of config.notes) log("info", note);
-  const agentUser = agentIdentity(config);
+  const agentUser = agentIdentity(config, log);
   const ledger = new PidLedger(config.stateDir);
   ledger.claim();
   const orphan = await ledger.reapOrphan();
@@ -146,8 +156,7 @@ export async function startDaemon(
 
   const store = Store.open(join(config.stateDir, "codexd.db"), {
     // The events of that commit were never handed to a client; say loudly that they are gone.
-    onCommitError: (error) =>
-      log("error", "could not write events to the database", { error: errorMessage(error) }),
+    onCommitError: (error) => log("error", "could not write events to the database", { error }),
   });
   const interrupted = store.markRunningAsInterrupted();
   if (interrupted.length > 0) log("info", "sessions interrupted by the last stop", { interrupted });
@@ -157,7 +166,7 @@ export async function startDaemon(
   });
 
   const analyzer = deps.analyzer ?? await defaultShellAnalyzer();
-  const policies = await PolicyStore.open(policiesDir(config), { analyzer, requireAll: true });
+  const policies = await PolicyStore.open(policiesDir(config, log), { analyzer, requireAll: true });
   const bridge = new ApprovalBridge(policies);
   const metrics = createDaemonMetrics();
 
@@ -190,7 +199,7 @@ export async function startDaemon(
         searchFrom: [process.cwd()],
         ...(deps.rpcRetry && { retry: deps.rpcRetry }),
         onRetry: ({ method }) => metrics.rpcRetries.inc({ method }),
-        log: (level, message, data) => level !== "debug" && log(level, message, data),
+        log,
         logger: {
           stderr: (line) => {
             startStderr.push(line);
@@ -212,7 +221,7 @@ export async function startDaemon(
     log,
   });
   await supervisor.start();
-  void checkDrift(config).then((found) => problems.push(...found));
+  void checkDrift(config, log).then((found) => problems.push(...found));
 
   const restartCodex = (): Promise<RestartReport> => {
     if (deps.reloadConfig) {
@@ -236,13 +245,9 @@ export async function startDaemon(
 
   const onRestartSignal = () => {
     try {
-      void restartCodex().catch((error) =>
-        log("error", "rolling restart failed", { error: errorMessage(error) })
-      );
+      void restartCodex().catch((error) => log("error", "rolling restart failed", { error }));
     } catch (error) {
-      log("error", "rolling restart refused: the config cannot be read", {
-        error: errorMessage(error),
-      });
+      log("error", "rolling restart refused: the config cannot be read", { error });
     }
   };
 
@@ -292,6 +297,7 @@ export async function startDaemon(
     service: sessions,
     token: token.token,
     metrics,
+    logger,
     version: embeddedAssets.version ?? "0.1.0",
     listen: () => ({
       hostname: config.server.host,
@@ -337,7 +343,7 @@ export async function startDaemon(
  * without codex.user every agent command runs as root: allowed (a single-user machine, a
  * container) but said loudly. codex.user needs root, unless it is the daemon's own account.
  */
-function agentIdentity(config: ResolvedConfig): AgentUser | undefined {
+function agentIdentity(config: ResolvedConfig, log: Logger["log"]): AgentUser | undefined {
   const uid = process.getuid?.();
   if (config.codex.user === undefined) {
     if (uid === 0) {
@@ -367,7 +373,7 @@ function agentIdentity(config: ResolvedConfig): AgentUser | undefined {
 }
 
 /** The configured policies folder, or the embedded built-in policies when it does not exist. */
-function policiesDir(config: ResolvedConfig): string {
+function policiesDir(config: ResolvedConfig, log: Logger["log"]): string {
   if (existsSync(config.policies.dir)) return config.policies.dir;
   const builtin = join(config.stateDir, "builtin-policies");
   mkdirSync(builtin, { recursive: true, mode: 0o700 });
@@ -381,7 +387,7 @@ function policiesDir(config: ResolvedConfig): string {
 }
 
 /** Compares the protocol codexd uses with what the installed codex documents. */
-async function checkDrift(config: ResolvedConfig): Promise<string[]> {
+async function checkDrift(config: ResolvedConfig, log: Logger["log"]): Promise<string[]> {
   const dir = await mkdtemp(join(tmpdir(), "codexd-schema-"));
   try {
     const binary = await resolveCodexBinary({
@@ -395,7 +401,7 @@ async function checkDrift(config: ResolvedConfig): Promise<string[]> {
     return drift.problems.map((p) => `protocol drift: ${p}`);
   } catch (error) {
     // An unchecked codex is not a healthy one: health says degraded and why.
-    log("warn", "could not check protocol drift", { error: errorMessage(error) });
+    log("warn", "could not check protocol drift", { error });
     return [`protocol drift: cannot check: ${errorMessage(error)}`];
   } finally {
     await rm(dir, { recursive: true, force: true });

@@ -13,6 +13,7 @@ import type { Context } from "hono";
 import { getCookie, setCookie } from "hono/cookie";
 import type { JSX } from "hono/jsx/jsx-runtime";
 import { CodexdError, errorMessage } from "../errors.ts";
+import type { Logger } from "../log.ts";
 import * as S from "../daemon/api-schemas.ts";
 import type { SessionService } from "../daemon/service.ts";
 import { cookieName, csrfMatches, UiAuth, type UiSession } from "./auth.ts";
@@ -47,7 +48,8 @@ export interface UiOptions {
    */
   eventStream: (c: Context, sessionId: string, after: number) => Promise<Response>;
   now?: () => number;
-  logError?: (message: string, error: unknown) => void;
+  /** Where a failed page or action goes, with the whole error. */
+  logger: Logger;
 }
 
 /** Headers on every console answer: no framing (the allow button), no inline code, no cache. */
@@ -112,9 +114,7 @@ function stringField(form: Record<string, unknown>, key: string): string {
 export function mountUi(app: OpenAPIHono, options: UiOptions): void {
   const { service, auth } = options;
   const now = options.now ?? Date.now;
-  const logError = options.logError ??
-    // deno-lint-ignore no-console -- the fallback when the app was given no logger
-    ((message: string, error: unknown) => console.error(message, error));
+  const logError = (message: string, error: unknown) => options.logger.error(message, { error });
   const sessions = new WeakMap<Context, UiSession>();
 
   const signedIn = (c: Context): UiSession | undefined =>

@@ -6,6 +6,8 @@ import { createApp } from "../../src/daemon/app.ts";
 import { createDaemonMetrics } from "../../src/daemon/metrics.ts";
 import type { KeepAliveTimers } from "../../src/daemon/sse.ts";
 import { FakeService } from "./fake-service.ts";
+import { memoryLogger } from "../support/memory-logger.ts";
+import type { Logger } from "../../src/log.ts";
 
 const TOKEN = "test-token-123";
 const CWD = mkdtempSync(join(tmpdir(), "codexd-app-"));
@@ -31,11 +33,11 @@ class ManualTimers implements KeepAliveTimers {
   }
 }
 
-function setup(options: { logError?: (m: string, e: unknown) => void } = {}) {
+function setup(options: { logger?: Logger } = {}) {
   const service = new FakeService();
   const timers = new ManualTimers();
   const metrics = createDaemonMetrics();
-  const app = createApp({ service, token: TOKEN, timers, metrics, logError: options.logError });
+  const app = createApp({ service, token: TOKEN, timers, metrics, logger: options.logger });
   const call = (path: string, init: RequestInit & { json?: unknown } = {}) => {
     const { json, ...rest } = init;
     const headers = json === undefined
@@ -486,15 +488,15 @@ describe("errors", () => {
   });
 
   test("an unexpected service failure is a logged 500 JSON body", async () => {
-    const logged: string[] = [];
-    const { call, service } = setup({ logError: (m) => logged.push(m) });
+    const { logger, lines } = memoryLogger();
+    const { call, service } = setup({ logger });
     service.list = () => Promise.reject(new TypeError("kaboom"));
     const res = await call("/v1/sessions");
     expect(res.status).toBe(500);
     expect(await res.json()).toEqual({
       error: { code: "internal", message: "Internal error: kaboom" },
     });
-    expect(logged).toEqual(["Unexpected error in GET /v1/sessions"]);
+    expect(lines.map((l) => l.message)).toEqual(["Unexpected error in GET /v1/sessions"]);
   });
 
   const S = "/v1/sessions/s-1";

@@ -9,6 +9,7 @@ import { createApp } from "../../src/daemon/app.ts";
 import { ConfigError } from "../../src/daemon/config.ts";
 import type { ChildInfo } from "../../src/provider/codex/pool.ts";
 import { FakeService } from "./fake-service.ts";
+import { silentLogger } from "../../src/log.ts";
 
 const CHILDREN: ChildInfo[] = [
   {
@@ -38,7 +39,7 @@ function setup(restart: () => Promise<unknown> = () => Promise.resolve()) {
     service,
     token: "tok",
     limits: { maxLiveSessions: 10 },
-    logError: () => {},
+    logger: silentLogger,
     codex: {
       children: () => CHILDREN,
       restart: () => {
@@ -82,7 +83,7 @@ describe("POST /v1/codex/restart", () => {
   });
 
   test("without a pool it is 503", async () => {
-    const app = createApp({ service: new FakeService(), token: "tok", logError: () => {} });
+    const app = createApp({ service: new FakeService(), token: "tok", logger: silentLogger });
     const res = await app.request("/v1/codex/restart", {
       method: "POST",
       headers: { authorization: "Bearer tok" },

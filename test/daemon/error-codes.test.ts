@@ -8,6 +8,7 @@ import { createDaemonMetrics } from "../../src/daemon/metrics.ts";
 import { StoreCorrupt } from "../../src/daemon/store.ts";
 import { CodexdError, type ErrorCode } from "../../src/errors.ts";
 import { FakeService } from "./fake-service.ts";
+import { memoryLogger } from "../support/memory-logger.ts";
 
 const TOKEN = "test-token-123";
 
@@ -15,13 +16,8 @@ const TOKEN = "test-token-123";
 function appThrowing(error: unknown) {
   const service = new FakeService();
   service.get = () => Promise.reject(error);
-  const logged: Array<{ message: string; error: unknown }> = [];
-  const app = createApp({
-    service,
-    token: TOKEN,
-    metrics: createDaemonMetrics(),
-    logError: (message, e) => logged.push({ message, error: e }),
-  });
+  const { logger, lines: logged } = memoryLogger();
+  const app = createApp({ service, token: TOKEN, metrics: createDaemonMetrics(), logger });
   const get = () =>
     app.request("/v1/sessions/ses_x", { headers: { authorization: `Bearer ${TOKEN}` } });
   return { get, logged };
@@ -52,7 +48,18 @@ test("a corrupt store is a 500 that says store_corrupt, not internal", async () 
     error: { code: "store_corrupt", message: "Cannot read a session row: bad" },
   });
   // codexd's own fault: logged with the error itself, like an unexpected one.
-  expect(logged).toEqual([{ message: "store_corrupt in GET /v1/sessions/ses_x", error: corrupt }]);
+  expect(logged).toEqual([expect.objectContaining({
+    level: "error",
+    message: "store_corrupt in GET /v1/sessions/ses_x",
+    data: {
+      error: {
+        name: "StoreCorrupt",
+        message: "Cannot read a session row: bad",
+        code: "store_corrupt",
+        stack: expect.stringContaining("StoreCorrupt: Cannot read a session row: bad"),
+      },
+    },
+  })]);
 });
 
 test("only an error codexd does not know is internal", async () => {
@@ -61,5 +68,8 @@ test("only an error codexd does not know is internal", async () => {
   expect(res.status).toBe(500);
   expect(((await res.json()) as { error: { code: string } }).error.code).toBe("internal");
   expect(logged).toHaveLength(1);
-  expect(logged[0].error).toBeInstanceOf(TypeError);
+  expect(logged[0]!.data!.error).toMatchObject({
+    name: "TypeError",
+    message: "x is not a function",
+  });
 });

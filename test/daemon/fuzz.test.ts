@@ -14,6 +14,7 @@ import {
   prng,
   VALID_BODIES,
 } from "../support/fuzz-requests.ts";
+import { memoryLogger } from "../support/memory-logger.ts";
 
 const SEED = Number(process.env.FUZZ_SEED ?? 20261122);
 const RUNS = 2500;
@@ -22,8 +23,8 @@ const TOKEN = "fuzz-token";
 describe("fuzz", () => {
   test(`${RUNS} random and mutated requests: no 5xx, well-formed errors, no secret echoed (seed ${SEED})`, async () => {
     const service = new FakeService();
-    const unexpected: unknown[] = [];
-    const app = createApp({ service, token: TOKEN, logError: (_m, e) => unexpected.push(e) });
+    const { logger, lines: unexpected } = memoryLogger();
+    const app = createApp({ service, token: TOKEN, logger });
     // Two sessions to aim at, so requests reach the service, not only the 404 path.
     await service.spawn(
       {

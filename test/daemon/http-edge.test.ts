@@ -18,6 +18,7 @@ import {
   valueDepth,
 } from "../../src/daemon/http-edge.ts";
 import { FakeService } from "./fake-service.ts";
+import { memoryLogger } from "../support/memory-logger.ts";
 
 const TOKEN = "edge-token-0123456789";
 const AUTH = { authorization: `Bearer ${TOKEN}` };
@@ -26,12 +27,12 @@ const LISTEN: ListenAddress = { hostname: "127.0.0.1", port: 7420, tls: false };
 
 function setup(options: Partial<CreateAppOptions> & { listen?: () => ListenAddress } = {}) {
   const service = new FakeService();
-  const errors: unknown[] = [];
+  const { logger, lines: errors } = memoryLogger();
   const app = createApp({
     service,
     token: TOKEN,
     listen: () => LISTEN,
-    logError: (_m, e) => errors.push(e),
+    logger,
     ...options,
   });
   /** A request as a client of 127.0.0.1:7420 sends it, with the token unless told otherwise. */

@@ -17,6 +17,7 @@ import { ProviderUnavailable } from "../../src/errors.ts";
 import type { Spec } from "../../src/provider/spec.ts";
 import { fakeAnalyzer } from "../approval/support/fake-analyzer.ts";
 import { tempDir } from "../approval/support/policies.ts";
+import { silentLogger } from "../../src/log.ts";
 
 const TOKEN = "spec-guard-token-0123";
 const tmp = tempDir("codexd-spec-guard-http-");
@@ -73,7 +74,7 @@ function setup(options: { worktreeRoots?: string[] } = {}) {
     workspace: { stateDir: STATE, codexHome: CODEX_HOME, worktreeRoots: options.worktreeRoots },
     version: "test",
   });
-  const app = createApp({ service: sessions, token: TOKEN, logError: () => {} });
+  const app = createApp({ service: sessions, token: TOKEN, logger: silentLogger });
   const post = (path: string, body: unknown) =>
     app.request(path, {
       method: "POST",

@@ -1,10 +1,10 @@
 /** The JSON log writes an Error whole (not `{}`), and the HTTP layer's 500s go to it. */
 import { afterEach, expect, test } from "bun:test";
-import { createApp } from "../../src/daemon/app.ts";
-import { formatLogLine, serializeError } from "../../src/daemon/log.ts";
-import { createDaemonMetrics } from "../../src/daemon/metrics.ts";
-import { ConnectionClosed } from "../../src/errors.ts";
-import { FakeService } from "./fake-service.ts";
+import { createApp } from "../src/daemon/app.ts";
+import { createLogger, formatLogLine, serializeError } from "../src/log.ts";
+import { createDaemonMetrics } from "../src/daemon/metrics.ts";
+import { ConnectionClosed } from "../src/errors.ts";
+import { FakeService } from "./daemon/fake-service.ts";
 
 const realWrite = process.stderr.write;
 afterEach(() => {
@@ -86,4 +86,50 @@ test("an unexpected 500 goes to the JSON log with the whole error", async () => 
       },
     }),
   ]);
+});
+
+test("a logger writes its level and above; a child adds its context to each line", () => {
+  const lines: string[] = [];
+  const time = new Date("2026-01-02T03:04:05.000Z");
+  const logger = createLogger({ level: "info", write: (l) => lines.push(l), now: () => time });
+  logger.debug("not written");
+  logger.info("started", { port: 7420 });
+  const turn = logger.child({ sessionId: "ses_1", threadId: "thr_1" }).child({ turnId: "t1" });
+  turn.warn("slow");
+  turn.log("error", "failed", { error: new Error("boom") });
+  expect(lines.map((l) => JSON.parse(l))).toEqual([
+    { level: "info", time: time.toISOString(), message: "started", data: { port: 7420 } },
+    {
+      level: "warn",
+      time: time.toISOString(),
+      message: "slow",
+      sessionId: "ses_1",
+      threadId: "thr_1",
+      turnId: "t1",
+    },
+    {
+      level: "error",
+      time: time.toISOString(),
+      message: "failed",
+      sessionId: "ses_1",
+      threadId: "thr_1",
+      turnId: "t1",
+      data: { error: expect.objectContaining({ name: "Error", message: "boom" }) },
+    },
+  ]);
+  // The fixed keys come first, so a line reads the same whatever the context.
+  expect(lines[1]).toStartWith(`{"level":"warn","time":"${time.toISOString()}","message":"slow"`);
+});
+
+test("context never replaces a line's level, time or message", () => {
+  const lines: string[] = [];
+  const logger = createLogger({ write: (l) => lines.push(l) })
+    .child({ level: "debug", message: "forged", time: "never", sessionId: "ses_2" });
+  logger.error("real");
+  expect(JSON.parse(lines[0]!)).toMatchObject({
+    level: "error",
+    message: "real",
+    sessionId: "ses_2",
+  });
+  expect(JSON.parse(lines[0]!).time).not.toBe("never");
 });
