@@ -320,6 +320,14 @@ export const EvaluateResult = z.object({
 }).openapi("EvaluateResult");
 export type EvaluateResult = z.infer<typeof EvaluateResult>;
 
+/** A one-time login link to the web console (`POST /v1/ui/login-link`). */
+export const LoginLink = z.object({
+  /** The link to open, on the address the request came to. */
+  url: z.string(),
+  path: z.string(),
+  expiresAt: z.string(),
+}).openapi("LoginLink");
+
 export const ShutdownAccepted = z.object({ status: z.literal("stopping") }).openapi("Shutdown");
 
 // ---------------------------------------------------------------------------------------------

@@ -1,8 +1,8 @@
 /** @jsxImportSource hono/jsx */
 /**
- * The console at `/ui`: server-rendered pages over the same SessionService the API uses, a
- * cookie session for browsers (see ./auth.ts) and, for the holder of the API token,
- * `POST /v1/ui/login-link` minting one-time login links (what `codexd ui` calls).
+ * The console at `/ui`: server-rendered pages over the same SessionService the API uses and a
+ * cookie session for browsers (see ./auth.ts), signed in through the one-time links that
+ * `POST /v1/ui/login-link` mints (src/daemon/routes/login-link.ts; what `codexd ui` calls).
  *
  * The routes are added to the API's app after its edge (Host, Origin, body limits), so a page
  * from another site or a rebound name reaches none of them. `/ui` needs no bearer token: it
@@ -119,18 +119,6 @@ export function mountUi(app: OpenAPIHono, options: UiOptions): void {
 
   const signedIn = (c: Context): UiSession | undefined =>
     auth.session(getCookie(c, cookieName(isSecure(c))));
-
-  // -- for the token holder: a one-time login link ---------------------------------------------
-  app.post("/v1/ui/login-link", (c) => {
-    const { nonce, expiresAt } = auth.mintNonce();
-    const path = `/ui/login?nonce=${nonce}`;
-    c.header("cache-control", "no-store");
-    return c.json({
-      url: `${new URL(c.req.url).origin}${path}`,
-      path,
-      expiresAt: new Date(expiresAt).toISOString(),
-    }, 201);
-  });
 
   // -- every console answer gets the security headers ------------------------------------------
   app.use("/ui/*", async (c, next) => {

@@ -311,6 +311,7 @@ describe("happy paths", () => {
       "POST /v1/sessions/{id}/resume",
       "POST /v1/sessions/{id}/turns",
       "POST /v1/shutdown",
+      "POST /v1/ui/login-link",
     ]);
     expect(doc.components.securitySchemes.bearer).toEqual({ type: "http", scheme: "bearer" });
     expect(doc.paths["/v1/health"].get.security).toEqual([]);

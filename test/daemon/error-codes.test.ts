@@ -3,7 +3,8 @@
  * `STATUS_BY_CODE`, typed on `ErrorCode`): none falls through to a 500 `internal`.
  */
 import { expect, test } from "bun:test";
-import { createApp, STATUS_BY_CODE } from "../../src/daemon/app.ts";
+import { createApp } from "../../src/daemon/app.ts";
+import { STATUS_BY_CODE } from "../../src/daemon/api-errors.ts";
 import { createDaemonMetrics } from "../../src/daemon/metrics.ts";
 import { StoreCorrupt } from "../../src/daemon/store.ts";
 import { CodexdError, type ErrorCode } from "../../src/errors.ts";
