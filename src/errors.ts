@@ -42,6 +42,7 @@ export type ErrorCode =
   | "request_timeout"
   | "request_aborted"
   | "codex_error"
+  | "protocol_error"
   // policies and the command analyser
   | "policy_invalid"
   | "shell_parser_unavailable"
@@ -110,6 +111,17 @@ export class ConnectionClosed extends CodexdError {
 export class WriteFailed extends CodexdError {
   constructor(readonly method: string, cause: unknown) {
     super("write_failed", `Cannot send ${method}: ${errorMessage(cause)}`, { cause });
+  }
+}
+
+/** codex answered with a result codexd cannot read; `field` names the first field at fault. */
+export class ProtocolError extends CodexdError {
+  readonly method: string;
+  readonly field: string;
+  constructor(message: string, options: { method: string; field: string; cause?: unknown }) {
+    super("protocol_error", message, { cause: options.cause });
+    this.method = options.method;
+    this.field = options.field;
   }
 }
 

@@ -5,7 +5,7 @@ import { homedir, tmpdir } from "node:os";
 import path from "node:path";
 import { ProviderUnavailable } from "../src/errors.ts";
 import { resolveCodexBinary } from "../src/provider/codex/binary.ts";
-import { JsonRpcConnection } from "../src/provider/codex/jsonrpc.ts";
+import { CodexRouter } from "../src/provider/codex/router.ts";
 import { CodexProcess, parseVersion } from "../src/provider/codex/process.ts";
 import { StderrRing, stripAnsi } from "../src/provider/codex/stderr-ring.ts";
 import { codexUnderTest } from "./support/codex-harness.ts";
@@ -102,7 +102,7 @@ function homeFor(name: string): string {
 }
 
 async function startFailure(
-  promise: Promise<CodexProcess<JsonRpcConnection>>,
+  promise: Promise<CodexProcess>,
 ): Promise<ProviderUnavailable> {
   try {
     const codex = await promise;
@@ -134,7 +134,7 @@ describe("CodexProcess against the real codex (the pinned one or $CODEX_BIN)", (
     expect((await stat(codexHome)).mode & 0o777).toBe(0o700);
     expect(stderr.every((line) => !line.includes("\u001b["))).toBe(true);
     // The default connection is live after the handshake (codex took `initialized`).
-    expect(codex.rpc).toBeInstanceOf(JsonRpcConnection);
+    expect(codex.rpc).toBeInstanceOf(CodexRouter);
     const config = await codex.rpc.request("config/read", {}, { timeoutMs: 5_000 });
     expect(config).toHaveProperty("config");
   });
@@ -351,8 +351,9 @@ printf '{"id":%s,"result":{"userAgent":42}}\\n' "$id"
 while IFS= read -r line; do :; done`,
     );
     const error = await startFailure(CodexProcess.start({ codexHome: homeFor("shape"), binary }));
-    expect(error.message).toContain("initialize answered an unexpected shape");
-    expect(error.message).toContain("userAgent");
+    expect(error.message).toContain(
+      "codex answered initialize with an unexpected result: userAgent:",
+    );
   });
 
   test("the child gets the allow-listed environment only", async () => {

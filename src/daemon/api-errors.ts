@@ -80,6 +80,7 @@ export const STATUS_BY_CODE = {
   state_dir_busy: 500,
   state_missing: 500,
   codex_error: 502,
+  protocol_error: 502,
   bad_response: 502,
   service_unavailable: 503,
   provider_unavailable: 503,

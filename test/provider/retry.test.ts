@@ -229,7 +229,7 @@ describe("against a fake codex", () => {
   test("turn/start refused twice is sent three times and answered once", async () => {
     const { policy } = fakeClock();
     const { connection, peer } = connectFakePeer({ retry: policy });
-    const answer = connection.requestWithRetry("turn/start", { threadId: "t" });
+    const answer = connection.request("turn/start", { threadId: "t" });
     for (let i = 0; i < 2; i++) {
       const r = await peer.next((m) => m.method === "turn/start");
       await peer.send({ id: r.id, error: { code: -32001, message: "overloaded" } });
@@ -244,10 +244,10 @@ describe("against a fake codex", () => {
   test("thread/start answered -32602 is not sent again", async () => {
     const { policy } = fakeClock();
     const { connection, peer } = connectFakePeer({ retry: policy });
-    const answer = connection.requestWithRetry("thread/start", {});
+    const answer = connection.request("thread/start", {});
     const r = await peer.next((m) => m.method === "thread/start");
     await peer.send({ id: r.id, error: { code: -32602, message: "invalid params" } });
-    expect(await answer.catch((e) => e)).toMatchObject({ code: -32602 });
+    expect(await answer.catch((e: unknown) => e)).toMatchObject({ code: -32602 });
     // A resend would be on the wire already: the fake clock does not wait.
     void connection.request("marker", {}, { timeoutMs: 50 }).catch(() => {});
     const next = await peer.next();

@@ -3,8 +3,10 @@
  * codex cannot be made to produce on demand: stalls, garbage, stray ids, races with a crash.
  * It answers thread/start, turn/start and the rest at once; tests play turns with `playTurn`.
  */
-import type { ChildRpc, CodexChild } from "../../src/provider/codex/child.ts";
-import type { JsonRpcConnection, JsonRpcOptions } from "../../src/provider/codex/jsonrpc.ts";
+import type { CodexChild } from "../../src/provider/codex/child.ts";
+import type { CodexRouter, RouterOptions } from "../../src/provider/codex/router.ts";
+import { NO_RETRY } from "../../src/provider/codex/retry.ts";
+import type { Rpc } from "../../src/provider/codex/rpc.ts";
 import { CodexProvider } from "../../src/provider/codex/provider.ts";
 import { Spec, type SpecInput } from "../../src/provider/spec.ts";
 import type { Handle } from "../../src/provider/types.ts";
@@ -12,13 +14,13 @@ import { connectFakePeer, type FakePeer, type PeerMessage } from "./fake-peer.ts
 import { allowAll } from "./provider-fixture.ts";
 import { tmpdir } from "node:os";
 
-export interface FakeAppServerOptions extends JsonRpcOptions {
+export interface FakeAppServerOptions extends RouterOptions {
   /** Like codex: after answering turn/interrupt, send turn/completed with status interrupted. */
   interruptCompletes?: boolean;
 }
 
 export class FakeAppServer implements AsyncDisposable {
-  readonly connection: JsonRpcConnection;
+  readonly connection: CodexRouter;
   readonly peer: FakePeer;
   readonly provider: CodexProvider;
   readonly logs: Array<{ level: string; message: string }> = [];
@@ -34,19 +36,22 @@ export class FakeAppServer implements AsyncDisposable {
   constructor(options: FakeAppServerOptions = {}) {
     const { interruptCompletes: _, ...rpcOptions } = options;
     this.#options = options;
-    const { connection, peer } = connectFakePeer(rpcOptions);
+    // Each request is sent once unless a test asks for retries: fault tests count what arrives.
+    const { connection, peer } = connectFakePeer({ retry: NO_RETRY, ...rpcOptions });
     this.connection = connection;
     this.peer = peer;
     peer.autoRespond = (message) => this.#answer(message);
-    const rpc: ChildRpc = {
+    const rpc: Rpc = {
       request: (method, params, requestOptions) =>
         connection.request(method, params, requestOptions),
+      notify: (method, params) => connection.notify(method, params),
+      stop: (cause) => connection.stop(cause),
       subscribe: (threadId, listener) => connection.subscribe(threadId, listener),
       unsubscribe: (threadId) => {
         this.unsubscribed.set(threadId, (this.unsubscribed.get(threadId) ?? 0) + 1);
         connection.unsubscribe(threadId);
       },
-      onNotification: (listener) => void connection.onNotification(listener),
+      onNotification: (listener) => connection.onNotification(listener),
       onServerRequest: (handler) => connection.onServerRequest(handler),
     };
     const child: CodexChild = {

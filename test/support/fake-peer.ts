@@ -2,7 +2,8 @@
  * An in-process stand-in for codex app-server over a pair of web streams, for unit tests of edge
  * cases the real codex cannot be made to produce (garbage, over-long lines, crashes mid-request).
  */
-import { JsonRpcConnection, type JsonRpcOptions } from "../../src/provider/codex/jsonrpc.ts";
+import { CodexRouter, type RouterOptions } from "../../src/provider/codex/router.ts";
+import { JsonRpcConnection, type JsonRpcOptions } from "../../src/provider/jsonrpc/connection.ts";
 
 export interface PeerMessage {
   id?: number | string;
@@ -80,8 +81,17 @@ export class FakePeer {
   }
 }
 
-/** A connection wired to a fake peer. */
-export function connectFakePeer(options: JsonRpcOptions = {}) {
+/** A codex connection (the router over a plain connection) wired to a fake peer. */
+export function connectFakePeer(options: RouterOptions = {}) {
+  const clientToPeer = new TransformStream<Uint8Array, Uint8Array>();
+  const peerToClient = new TransformStream<Uint8Array, Uint8Array>();
+  const connection = new CodexRouter(peerToClient.readable, clientToPeer.writable, options);
+  const peer = new FakePeer(clientToPeer.readable, peerToClient.writable);
+  return { connection, peer };
+}
+
+/** A plain JSON-RPC connection (no codex routing, retries or parsing) wired to a fake peer. */
+export function connectPlainPeer(options: JsonRpcOptions = {}) {
   const clientToPeer = new TransformStream<Uint8Array, Uint8Array>();
   const peerToClient = new TransformStream<Uint8Array, Uint8Array>();
   const connection = new JsonRpcConnection(peerToClient.readable, clientToPeer.writable, options);

@@ -30,17 +30,12 @@ import type { FileChangeItem } from "./notifications.ts";
 import { planTurn, textInput } from "./plan.ts";
 import { planServerRequest } from "./server-requests.ts";
 import { DROPPED_MESSAGE } from "./messages.ts";
+import type { Rpc } from "./rpc.ts";
 
 const DroppedMessage = z.object({ message: z.string() });
 
 /** What the handle needs from the connection: requests scoped to its thread. */
-export interface ThreadRpc {
-  request<T = unknown>(
-    method: string,
-    params: unknown,
-    options?: { timeoutMs?: number; signal?: AbortSignal },
-  ): Promise<T>;
-}
+export type ThreadRpc = Pick<Rpc, "request">;
 
 export interface HandleOptions {
   sessionId: string;
@@ -222,7 +217,7 @@ export class CodexHandle implements Handle {
       turn.deadline = setTimer(() => this.#onDeadline(turn), this.#spec.timeoutMs);
     }
     return this.#rpc
-      .request<{ turn: { id: string } }>(
+      .request(
         "turn/start",
         { threadId: this.#threadId, ...planTurn(this.#spec, prompt) },
         options.signal ? { signal: options.signal } : {},

@@ -16,23 +16,16 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { readdirSync, readFileSync } from "node:fs";
 import { mkdir } from "node:fs/promises";
 import { Readable } from "node:stream";
-import { z } from "zod";
 import { ConnectionClosed, errorMessage, ProviderUnavailable } from "../../errors.ts";
 import { withInheritedUmask } from "../../file-modes.ts";
 import { type AgentUser, agentUserEnv, prepareAgentCodexHome } from "./agent-user.ts";
 import { type BinarySource, resolveCodexBinary, type ResolvedBinary } from "./binary.ts";
 import { buildChildEnv } from "./child-env.ts";
-import { JsonRpcConnection } from "./jsonrpc.ts";
 import { webWritable } from "./node-writable.ts";
+import type { InitializeResult } from "./results.ts";
+import { CodexRouter } from "./router.ts";
+import type { Rpc } from "./rpc.ts";
 import { StderrRing } from "./stderr-ring.ts";
-
-export const InitializeResult = z.object({
-  userAgent: z.string(),
-  codexHome: z.string(),
-  platformFamily: z.string(),
-  platformOs: z.string(),
-});
-export type InitializeResult = z.infer<typeof InitializeResult>;
 
 export interface ExitInfo {
   /** Exit code, or null when a signal ended the process. */
@@ -46,27 +39,12 @@ export interface CodexProcessLogger {
   info?(message: string): void;
 }
 
-/**
- * What CodexProcess needs of the JSON-RPC connection over codex's stdio. JsonRpcConnection
- * (the default) fits; tests and callers may build their own with `connect`.
- */
-export interface CodexRpc {
-  request(
-    method: string,
-    params: unknown,
-    options?: { timeoutMs?: number; signal?: AbortSignal },
-  ): Promise<unknown>;
-  notify(method: string, params?: unknown): unknown;
-  /** Fails pending requests with `cause` and closes the writer (ends codex's stdin). */
-  stop(cause?: unknown): unknown;
-}
-
-export interface CodexProcessOptions<R extends CodexRpc = JsonRpcConnection> {
+export interface CodexProcessOptions {
   /**
    * Builds the connection over codex's stdout (readable) and stdin (writable). Default: a
-   * JsonRpcConnection with default options; pass one to set its logger, timeouts or retries.
+   * CodexRouter with default options; pass one to set its logger, timeouts or retries.
    */
-  connect?: (stdout: ReadableStream<Uint8Array>, stdin: WritableStream<Uint8Array>) => R;
+  connect?: (stdout: ReadableStream<Uint8Array>, stdin: WritableStream<Uint8Array>) => Rpc;
   /** codexd's own CODEX_HOME for this child; created (mode 0700) if missing. */
   codexHome: string;
   /** Explicit codex binary; otherwise $CODEX_BIN, node_modules, PATH (see binary.ts). */
@@ -98,17 +76,17 @@ export interface CodexProcessOptions<R extends CodexRpc = JsonRpcConnection> {
 const CODEXD_VERSION = "0.1.0";
 const STDERR_LINES_IN_ERRORS = 20;
 
-export class CodexProcess<R extends CodexRpc = JsonRpcConnection> implements AsyncDisposable {
+export class CodexProcess implements AsyncDisposable {
   readonly pid: number;
   readonly binary: ResolvedBinary;
-  readonly rpc: R;
+  readonly rpc: Rpc;
   /** Resolves once the process has exited and been reaped. Never rejects. */
   readonly exited: Promise<ExitInfo>;
   #initialize: InitializeResult | undefined;
   readonly #child: ChildProcess;
   readonly #stderr: StderrRing;
   readonly #stderrEnded: Promise<void>;
-  readonly #options: CodexProcessOptions<R>;
+  readonly #options: CodexProcessOptions;
   readonly #exitListeners = new Set<(reason: string, exit: ExitInfo) => void>();
   #exit: ExitInfo | undefined;
   /** The process exited before stop() was called. */
@@ -120,7 +98,7 @@ export class CodexProcess<R extends CodexRpc = JsonRpcConnection> implements Asy
   private constructor(
     child: ChildProcess,
     binary: ResolvedBinary,
-    options: CodexProcessOptions<R>,
+    options: CodexProcessOptions,
   ) {
     this.#child = child;
     this.pid = child.pid!;
@@ -135,9 +113,7 @@ export class CodexProcess<R extends CodexRpc = JsonRpcConnection> implements Asy
       });
     });
     this.#stderrEnded = this.#pumpStderr();
-    // Without `connect`, R is its default, JsonRpcConnection: the cast only restates that.
-    const connect = options.connect ??
-      ((stdout, stdin) => new JsonRpcConnection(stdout, stdin) as unknown as R);
+    const connect = options.connect ?? ((stdout, stdin) => new CodexRouter(stdout, stdin));
     this.rpc = connect(
       Readable.toWeb(child.stdout!) as unknown as ReadableStream<Uint8Array>,
       webWritable(child.stdin!),
@@ -146,9 +122,7 @@ export class CodexProcess<R extends CodexRpc = JsonRpcConnection> implements Asy
   }
 
   /** Spawns codex and runs the handshake; rejects with ProviderUnavailable on any failure. */
-  static async start<R extends CodexRpc = JsonRpcConnection>(
-    options: CodexProcessOptions<R>,
-  ): Promise<CodexProcess<R>> {
+  static async start(options: CodexProcessOptions): Promise<CodexProcess> {
     if (options.signal?.aborted) {
       throw new ProviderUnavailable("Cannot start codex: start was aborted", {
         cause: options.signal.reason,
@@ -187,7 +161,7 @@ export class CodexProcess<R extends CodexRpc = JsonRpcConnection> implements Asy
       })
     );
     await spawned(child, binary);
-    let codex: CodexProcess<R>;
+    let codex: CodexProcess;
     try {
       codex = new CodexProcess(child, binary, options);
     } catch (error) {
@@ -311,11 +285,7 @@ export class CodexProcess<R extends CodexRpc = JsonRpcConnection> implements Asy
       exitedEarly,
     ]);
     if (answer instanceof EarlyExit) throw answer;
-    const parsed = InitializeResult.safeParse(answer);
-    if (!parsed.success) {
-      throw new Error(`initialize answered an unexpected shape: ${z.prettifyError(parsed.error)}`);
-    }
-    this.#initialize = parsed.data;
+    this.#initialize = answer;
     await this.rpc.notify("initialized");
   }
 

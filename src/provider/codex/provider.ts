@@ -112,7 +112,7 @@ export class CodexProvider implements Provider {
 
   /** Threads codex holds loaded (live sessions and stopped ones it has not let go of yet). */
   async loadedThreads(): Promise<string[]> {
-    const listed = await this.#child.rpc.request<{ data?: string[] }>("thread/loaded/list", {}, {
+    const listed = await this.#child.rpc.request("thread/loaded/list", {}, {
       timeoutMs: 10_000,
     });
     return listed.data ?? [];
@@ -220,7 +220,7 @@ export class CodexProvider implements Provider {
     });
     const sessionId = options.sessionId ?? this.#newSessionId();
     await this.#pushMcpConfig(sessionId);
-    const started = await this.#child.rpc.request<{ thread: { id: string }; model?: string }>(
+    const started = await this.#child.rpc.request(
       "thread/start",
       plan.threadStart,
       { ...(options.signal && { signal: options.signal }) },
@@ -253,7 +253,7 @@ export class CodexProvider implements Provider {
     } catch (error) {
       if (!isUnresumable(error)) throw error;
       // codex stores a thread only once its first turn completed: start afresh from our transcript.
-      const started = await this.#child.rpc.request<{ thread: { id: string } }>(
+      const started = await this.#child.rpc.request(
         "thread/start",
         overrides,
         { ...(options.signal && { signal: options.signal }) },
@@ -302,7 +302,7 @@ export class CodexProvider implements Provider {
     signal?: AbortSignal,
   ): Promise<string> {
     const resume = async () =>
-      (await this.#child.rpc.request<{ thread: { id: string } }>(
+      (await this.#child.rpc.request(
         "thread/resume",
         { threadId, ...overrides },
         { ...(signal && { signal }) },

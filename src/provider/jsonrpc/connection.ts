@@ -1,15 +1,15 @@
 /**
- * A JSON-RPC 2.0 connection over a pair of byte streams (codex app-server's stdio): request
- * correlation, notification routing by thread, server requests, and an orderly close.
+ * A JSON-RPC 2.0 connection over a pair of byte streams, knowing nothing of the peer's methods:
+ * request correlation, per-request timeouts and abort, notifications and server requests handed
+ * to one handler each, and an orderly close. Framing is framing.ts; what the messages mean (and
+ * retries) belongs to the layer above (for codex: src/provider/codex/router.ts).
  *
  * - Every request ends by its response, its timeout, its AbortSignal, or the connection closing.
- * - `requestWithRetry` sends a request again when codex refused it as transient (retry.ts);
- *   `request` sends it once.
- * - Notifications whose `params.threadId` has a subscriber go to it; the rest to global listeners.
  * - Server requests go to one handler; its result (or thrown RpcError) is the response. With no
- *   handler they are answered -32601 at once, so codex never waits on us.
+ *   handler they are answered -32601 at once, so the peer never waits on us.
  * - The reader survives garbage: non-JSON and wrongly shaped lines are logged and skipped, and a
- *   line over `maxLineLength` is dropped without being buffered whole.
+ *   line over `maxLineLength` is dropped without being buffered whole and reported to
+ *   `onOversizeLine`, which may end the request it answered with `failRequest`.
  * - `onClose` fires exactly once (end of stream, read error, or `stop`). Lines received before
  *   the end are handled before pending requests fail, so a response racing a crash is delivered.
  */
@@ -21,46 +21,23 @@ import {
   RpcError,
   WriteFailed,
 } from "../../errors.ts";
+import type { Level, Logger } from "../../log.ts";
 import { DEFAULT_MAX_LINE_LENGTH, type DroppedLine, LineWriter, readLines } from "./framing.ts";
 import {
   classify,
-  DROPPED_MESSAGE,
   type IncomingNotification,
   type IncomingRequest,
   type IncomingResponse,
   type RequestId,
 } from "./messages.ts";
-import {
-  abortableSleep,
-  DEFAULT_RETRY,
-  type RetryInfo,
-  type RetryPolicy,
-  withRetry,
-} from "./retry.ts";
-
-// Reading a dropped line's owner from its ends. Top-level members come first in codex's messages
-// (`{"id":…,"method":…,"params":…}`), and JSON escapes every quote inside a string, so a quoted
-// `"threadId":"…"` can only be a real key.
-const LEAD = String.raw`^\s*\{(?:\s*"(?:jsonrpc|id|method)"\s*:\s*(?:\d+|"[^"\\]*")\s*,)*\s*`;
-const DROPPED_METHOD = new RegExp(LEAD + String.raw`"method"\s*:\s*"([^"\\]+)"`);
-const DROPPED_ID = new RegExp(LEAD + String.raw`"id"\s*:\s*(\d+|"[^"\\]*")`);
-const THREAD_ID = /"threadId"\s*:\s*"([^"\\]+)"/g;
-
-export type Logger = (
-  level: "debug" | "info" | "warn" | "error",
-  message: string,
-  data?: Record<string, unknown>,
-) => void;
 
 export interface JsonRpcOptions {
   maxLineLength?: number;
   /** Applies to requests that give no `timeoutMs`; 0 or Infinity disables it. */
   defaultTimeoutMs?: number;
-  /** For `requestWithRetry` (default `DEFAULT_RETRY`). */
-  retry?: RetryPolicy;
-  /** Called before each retry's wait (metrics count these by method). */
-  onRetry?: (info: RetryInfo) => void;
-  log?: Logger;
+  /** Called for each line dropped for its length (see framing.ts for what is kept of it). */
+  onOversizeLine?: (dropped: DroppedLine) => void;
+  log?: Logger["log"];
 }
 
 export interface RequestOptions {
@@ -87,15 +64,13 @@ export interface ConnectionStats {
   parseErrors: number;
   droppedLines: number;
   unknownResponses: number;
-  retries: number;
 }
 
 export class JsonRpcConnection implements AsyncDisposable {
   readonly #writer: LineWriter;
   readonly #options: JsonRpcOptions;
   readonly #pending = new Map<number, Pending>();
-  readonly #threads = new Map<string, NotificationListener>();
-  readonly #globalListeners = new Set<NotificationListener>();
+  #notificationHandler: NotificationListener | undefined;
   readonly #closeListeners = new Set<(cause: Error) => void>();
   #serverRequestHandler: ServerRequestHandler | undefined;
   #nextId = 0;
@@ -108,7 +83,6 @@ export class JsonRpcConnection implements AsyncDisposable {
     parseErrors: 0,
     droppedLines: 0,
     unknownResponses: 0,
-    retries: 0,
   };
 
   constructor(
@@ -168,65 +142,14 @@ export class JsonRpcConnection implements AsyncDisposable {
   }
 
   /**
-   * `request`, sent again while codex refuses it as transient (see retry.ts for what is retried).
-   * `timeoutMs` bounds the whole call, waits included; `signal` and the connection closing end
-   * the waits too.
+   * Ends pending request `id` now with `error(method)`, as if it had been answered with an
+   * error; false when no such request is pending. For a layer that knows its answer was lost.
    */
-  requestWithRetry<T = unknown>(
-    method: string,
-    params?: unknown,
-    options: RequestOptions & { retry?: RetryPolicy } = {},
-  ): Promise<T> {
-    const { retry, timeoutMs, signal } = options;
-    const policy = retry ?? this.#options.retry ?? DEFAULT_RETRY;
-    const sleep = policy.sleep ?? abortableSleep;
-    return withRetry(
-      (remainingMs) =>
-        this.request<T>(method, params, {
-          ...(signal && { signal }),
-          ...(remainingMs !== undefined ? { timeoutMs: remainingMs } : timeoutMs !== undefined &&
-            { timeoutMs }),
-        }),
-      { ...policy, sleep: (ms) => this.#sleepWhileOpen(method, ms, sleep, signal) },
-      {
-        method,
-        ...(signal && { signal }),
-        ...(timeoutMs !== undefined && { timeoutMs }),
-        onRetry: (info) => {
-          this.stats.retries++;
-          this.#log("warn", `${method} failed; retrying`, {
-            attempt: info.attempt,
-            delayMs: info.delayMs,
-            error: errorMessage(info.error),
-          });
-          this.#options.onRetry?.(info);
-        },
-      },
-    );
-  }
-
-  /** A retry's wait, cut short by `signal` or by the connection closing (then ConnectionClosed). */
-  #sleepWhileOpen(
-    method: string,
-    ms: number,
-    sleep: NonNullable<RetryPolicy["sleep"]>,
-    signal: AbortSignal | undefined,
-  ): Promise<void> {
-    const wake = new AbortController();
-    const onAbort = () => wake.abort(signal?.reason);
-    signal?.addEventListener("abort", onAbort, { once: true });
-    if (signal?.aborted) onAbort();
-    const offClose = this.onClose((cause) =>
-      wake.abort(
-        cause instanceof ConnectionClosed
-          ? cause
-          : new ConnectionClosed(`${method}: the connection closed: ${cause.message}`, cause),
-      )
-    );
-    return sleep(ms, wake.signal).finally(() => {
-      offClose();
-      signal?.removeEventListener("abort", onAbort);
-    });
+  failRequest(id: number, error: (method: string) => Error): boolean {
+    const pending = this.#pending.get(id);
+    if (!pending) return false;
+    this.#settle(id, error(pending.method));
+    return true;
   }
 
   notify(method: string, params?: unknown): Promise<void> {
@@ -241,7 +164,7 @@ export class JsonRpcConnection implements AsyncDisposable {
       });
   }
 
-  /** Answers a server request; `id` is echoed exactly as codex sent it. */
+  /** Answers a server request; `id` is echoed exactly as the peer sent it. */
   respond(id: RequestId, result: unknown): Promise<void> {
     return this.#send({ jsonrpc: "2.0", id, result: result ?? null });
   }
@@ -260,22 +183,11 @@ export class JsonRpcConnection implements AsyncDisposable {
   }
 
   // -------------------------------------------------------------------------------------------
-  // Routing
+  // Handlers
 
-  /** Notifications for `threadId` go to `listener` (a second subscribe replaces the first). */
-  subscribe(threadId: string, listener: NotificationListener): void {
-    this.#threads.set(threadId, listener);
-  }
-
-  /** Safe at any time, also after the connection closed. */
-  unsubscribe(threadId: string): void {
-    this.#threads.delete(threadId);
-  }
-
-  /** Notifications no thread subscriber took. Returns the unsubscribe function. */
-  onNotification(listener: NotificationListener): () => void {
-    this.#globalListeners.add(listener);
-    return () => this.#globalListeners.delete(listener);
+  /** Every notification goes to `handler` (replacing any; undefined: they are dropped). */
+  onNotification(handler: NotificationListener | undefined): void {
+    this.#notificationHandler = handler;
   }
 
   onServerRequest(handler: ServerRequestHandler | undefined): void {
@@ -300,56 +212,22 @@ export class JsonRpcConnection implements AsyncDisposable {
     const lines = readLines(readable, {
       maxLineLength: this.#options.maxLineLength ?? DEFAULT_MAX_LINE_LENGTH,
       signal: this.#stopReading.signal,
-      onOversize: (dropped) => this.#onDroppedLine(dropped),
+      onOversize: (dropped) => {
+        this.stats.droppedLines++;
+        if (this.#options.onOversizeLine) this.#options.onOversizeLine(dropped);
+        else this.#log("error", "dropped an over-long line", { length: dropped.length });
+      },
     });
     try {
       for await (const batch of lines) {
         for (const line of batch) this.#handleLine(line);
       }
-      cause = new ConnectionClosed("codex closed its output (end of stream)");
+      cause = new ConnectionClosed("the peer closed its output (end of stream)");
     } catch (error) {
       cause = this.#closeCause ??
-        new ConnectionClosed(`Reading from codex failed: ${errorMessage(error)}`, error);
+        new ConnectionClosed(`Reading from the peer failed: ${errorMessage(error)}`, error);
     }
     this.#close(cause);
-  }
-
-  /**
-   * A message too long to parse must still not leave anyone waiting for it: read whose it was
-   * from its two ends and tell the request's caller, the thread, or codex itself.
-   */
-  #onDroppedLine(dropped: DroppedLine): void {
-    this.stats.droppedLines++;
-    const method = DROPPED_METHOD.exec(dropped.head)?.[1];
-    const id = DROPPED_ID.exec(dropped.head)?.[1];
-    const threadId = [...dropped.tail.matchAll(THREAD_ID)].at(-1)?.[1] ??
-      [...dropped.head.matchAll(THREAD_ID)][0]?.[1];
-    this.#log("error", "dropped an over-long line from codex", {
-      length: dropped.length,
-      method,
-      id,
-      threadId,
-    });
-    const what = `codex sent ${method ?? "a message"} of ${dropped.length} characters, over the ` +
-      `${this.#options.maxLineLength ?? DEFAULT_MAX_LINE_LENGTH} limit`;
-    if (method === undefined && id !== undefined) {
-      // A response: its request ends now instead of at its timeout.
-      const pending = Number(id);
-      const request = this.#pending.get(pending);
-      if (request) this.#settle(pending, new RpcError(request.method, -32603, what));
-      return;
-    }
-    if (method !== undefined && id !== undefined) {
-      // A server request: codex would wait for its answer forever.
-      const requestId: string | number = id.startsWith('"') ? id.slice(1, -1) : Number(id);
-      void this.respondError(requestId, -32600, what).catch(() => {});
-    }
-    if (threadId !== undefined) {
-      this.#onNotification({
-        method: DROPPED_MESSAGE,
-        params: { threadId, method, length: dropped.length, message: what },
-      });
-    }
   }
 
   #handleLine(line: string): void {
@@ -381,7 +259,7 @@ export class JsonRpcConnection implements AsyncDisposable {
   }
 
   #onResponse(message: IncomingResponse): void {
-    // Our ids are integers; codex echoes them (as numbers, or as strings by a lenient peer).
+    // Our ids are integers; the peer echoes them (as numbers, or as strings by a lenient peer).
     const id = typeof message.id === "number" ? message.id : Number(message.id);
     const pending = this.#pending.get(id);
     if (!pending) {
@@ -398,18 +276,13 @@ export class JsonRpcConnection implements AsyncDisposable {
   }
 
   #onNotification(message: IncomingNotification): void {
-    const threadId = (message.params as { threadId?: unknown } | undefined)?.threadId;
-    const subscriber = typeof threadId === "string" ? this.#threads.get(threadId) : undefined;
-    const listeners = subscriber ? [subscriber] : this.#globalListeners;
-    for (const listener of listeners) {
-      try {
-        listener(message.method, message.params);
-      } catch (error) {
-        this.#log("error", "notification listener threw", {
-          method: message.method,
-          error: errorMessage(error),
-        });
-      }
+    try {
+      this.#notificationHandler?.(message.method, message.params);
+    } catch (error) {
+      this.#log("error", "notification handler threw", {
+        method: message.method,
+        error: errorMessage(error),
+      });
     }
   }
 
@@ -457,7 +330,8 @@ export class JsonRpcConnection implements AsyncDisposable {
   // Closing
 
   /**
-   * Fails every pending request with `cause`, stops reading and ends the writer (codex's stdin).
+   * Fails every pending request with `cause`, stops reading and ends the writer (the peer's
+   * input).
    * Idempotent; resolves within `graceMs` even if the peer stopped reading.
    */
   async stop(cause?: unknown, graceMs = 1000): Promise<void> {
@@ -506,7 +380,7 @@ export class JsonRpcConnection implements AsyncDisposable {
     this.#closeListeners.clear();
   }
 
-  #log(level: Parameters<Logger>[0], message: string, data?: Record<string, unknown>): void {
+  #log(level: Level, message: string, data?: Record<string, unknown>): void {
     this.#options.log?.(level, message, data);
   }
 }
