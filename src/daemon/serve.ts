@@ -27,6 +27,7 @@ import { startCodexChild } from "../provider/codex/child.ts";
 import type { RetryPolicy } from "../provider/codex/retry.ts";
 import { checkProtocolDrift, generateSchema } from "../provider/codex/drift.ts";
 import { resolveCodexBinary } from "../provider/codex/binary.ts";
+import { readDeniedPaths } from "../provider/codex/read-denied.ts";
 import { CodexProvider } from "../provider/codex/provider.ts";
 import { serve } from "../runtime.ts";
 import { createApp } from "./app.ts";
@@ -215,6 +216,11 @@ export async function startDaemon(
         approver: bridge,
         allowsBypass: (policy) => policies.has(policy) && policies.allowsBypass(policy),
         daemonMcpServers: config.mcpServers,
+        readDenied: readDeniedPaths({
+          home: agentUser ? agentUser.home : codex.env.HOME ?? process.env.HOME,
+          codexHome: codex.home,
+          daemonPaths: [config.stateDir, token.path],
+        }),
         log,
       });
     },

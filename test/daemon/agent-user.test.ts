@@ -12,6 +12,7 @@ import { spawnSync } from "node:child_process";
 import {
   chmodSync,
   chownSync,
+  cpSync,
   existsSync,
   lstatSync,
   mkdirSync,
@@ -101,6 +102,29 @@ const codexForNobody = canRun
   })()
   : undefined;
 
+/**
+ * The repository's policies plus `unsandboxed` (default, with danger-full-access allowed): the
+ * sandbox alone already denies every command the token and the state dir (read-denied.ts), so
+ * the sessions here run without one, to show what codex.user does by itself.
+ */
+function unsandboxedPolicies(): string {
+  const dir = reachableDir("policies-");
+  cpSync(path.join(REPO_ROOT, "policies"), dir, { recursive: true });
+  writeFileSync(
+    path.join(dir, "unsandboxed.yaml"),
+    "version: 1\nname: unsandboxed\nextends: [default]\nspec:\n  maxSandbox: danger-full-access\n",
+  );
+  return dir;
+}
+
+/** The spec of a READTOKEN session, outside the sandbox (see unsandboxedPolicies). */
+const readToken = (cwd: string) => ({
+  prompt: "READTOKEN",
+  cwd,
+  policy: "unsandboxed",
+  sandbox: "danger-full-access" as const,
+});
+
 /** A worktree `user` may write in (the deployer's job in production). */
 function worktreeFor(user: AgentUser | undefined): string {
   const dir = reachableDir("wt-");
@@ -153,7 +177,7 @@ async function startAgentDaemon(user: string | undefined): Promise<{
   const config = loadConfig({ args, cwd: REPO_ROOT, env: {} });
   config.codex.args = model.codexArgs({ requestMaxRetries: 0 });
   if (user !== undefined && codexForNobody) config.codex.bin = codexForNobody;
-  config.policies.dir = path.join(REPO_ROOT, "policies");
+  config.policies.dir = unsandboxedPolicies();
   const daemon = await startDaemon(config, { analyzer: fakeAnalyzer });
   const token = (await readFile(tokenFile, "utf8")).trim();
   return {
@@ -279,10 +303,7 @@ describe("codex as a separate account", () => {
       // Positive control: without codex.user the very same command reads the token.
       {
         await using d = await startAgentDaemon(undefined);
-        const { sessionId } = await d.client.spawn({
-          prompt: "READTOKEN",
-          cwd: worktreeFor(undefined),
-        });
+        const { sessionId } = await d.client.spawn(readToken(worktreeFor(undefined)));
         const result = (await untilTerminal(d.client, sessionId)).find((e) =>
           e.type === "tool.result"
         )!;
@@ -307,7 +328,7 @@ describe("codex as a separate account", () => {
       expect(Number.parseInt(codex.Umask!, 8)).toBe(inheritedUmask()!);
       expect(procStatus(process.pid).Umask).toBe("0077");
 
-      const { sessionId } = await d.client.spawn({ prompt: "READTOKEN", cwd: worktreeFor(nobody) });
+      const { sessionId } = await d.client.spawn(readToken(worktreeFor(nobody)));
       const events = await untilTerminal(d.client, sessionId);
       const approval = events.find((e) => e.type === "approval")!;
       expect(approval).toMatchObject({ decision: "allow" }); // the policy let it run

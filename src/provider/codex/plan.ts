@@ -73,6 +73,8 @@ export interface PlanOptions {
    * the schema): `ignoredFields` names only these. Without it every field with a value counts.
    */
   fieldsSet?: readonly string[];
+  /** Absolute paths the sandbox denies every command reads of (read-denied.ts). */
+  readDenied?: readonly string[];
 }
 
 /**
@@ -215,7 +217,8 @@ const PROFILE_BASE: Readonly<Record<"read-only" | "workspace-write", string>> = 
 
 /**
  * The `config` that gives a thread the `read-only` or `workspace-write` sandbox as a permission
- * profile (codex's built-in `:read-only` / `:workspace`) with one deny-read entry.
+ * profile (codex's built-in `:read-only` / `:workspace`) with deny-read entries: the guard below,
+ * and `readDenied` (credentials and codexd's own files, read-denied.ts).
  *
  * Why not thread/start's `sandbox`: under `untrusted`, once a command was approved, codex 0.169
  * runs it again WITHOUT any sandbox, and without asking again, when the sandboxed run fails the
@@ -235,14 +238,14 @@ const PROFILE_BASE: Readonly<Record<"read-only" | "workspace-write", string>> = 
  */
 export function sandboxProfileConfig(
   sandbox: "read-only" | "workspace-write",
+  readDenied: readonly string[] = [],
 ): Record<string, unknown> {
+  const filesystem: Record<string, "deny"> = { [SANDBOX_GUARD_PATH]: "deny" };
+  for (const denied of readDenied) filesystem[denied] = "deny";
   return {
     default_permissions: SANDBOX_PROFILE,
     permissions: {
-      [SANDBOX_PROFILE]: {
-        extends: PROFILE_BASE[sandbox],
-        filesystem: { [SANDBOX_GUARD_PATH]: "deny" },
-      },
+      [SANDBOX_PROFILE]: { extends: PROFILE_BASE[sandbox], filesystem },
     },
   };
 }
@@ -285,7 +288,9 @@ export function planThread(spec: Spec, options: PlanOptions = {}): ThreadStartPa
   );
   const config = pinnedConfig(spec.cwd, spec.env, options.cwdAliases);
   const sandbox = permissions.sandbox;
-  if (sandbox !== "danger-full-access") Object.assign(config, sandboxProfileConfig(sandbox));
+  if (sandbox !== "danger-full-access") {
+    Object.assign(config, sandboxProfileConfig(sandbox, options.readDenied));
+  }
   for (const [name, server] of Object.entries(spec.mcpServers ?? {})) {
     config[`mcp_servers.${name}`] = mcpServerConfig(server);
   }

@@ -38,6 +38,8 @@ export interface CodexProviderOptions {
   /** Whether a fleet policy lets its sessions use `bypassPermissions`. */
   allowsBypass?: (policy: string) => boolean;
   daemonMcpServers?: Record<string, McpServer>;
+  /** Absolute paths no sandboxed command may read (read-denied.ts), for every thread. */
+  readDenied?: readonly string[];
   log?: (level: "debug" | "info" | "warn" | "error", message: string, data?: unknown) => void;
   newSessionId?: () => string;
   now?: () => Date;
@@ -188,6 +190,7 @@ export class CodexProvider implements Provider {
     const overrides = planThread(spec, {
       allowBypass: this.#options.allowsBypass?.(spec.policy) ?? false,
       cwdAliases: await cwdAliases(spec.cwd),
+      ...(this.#options.readDenied && { readDenied: this.#options.readDenied }),
     });
     await this.#pushMcpConfig(handle.sessionId);
     const threadId = await this.#resumeThread(handle.threadId, overrides);
@@ -217,6 +220,7 @@ export class CodexProvider implements Provider {
       allowBypass: this.#options.allowsBypass?.(spec.policy) ?? false,
       ...(this.#options.daemonMcpServers && { daemonMcpServers: this.#options.daemonMcpServers }),
       cwdAliases: await cwdAliases(spec.cwd),
+      ...(this.#options.readDenied && { readDenied: this.#options.readDenied }),
     });
     const sessionId = options.sessionId ?? this.#newSessionId();
     await this.#pushMcpConfig(sessionId);
@@ -243,6 +247,7 @@ export class CodexProvider implements Provider {
     const overrides = planThread(spec, {
       allowBypass: this.#options.allowsBypass?.(spec.policy) ?? false,
       cwdAliases: await cwdAliases(spec.cwd),
+      ...(this.#options.readDenied && { readDenied: this.#options.readDenied }),
     });
     await this.#pushMcpConfig(sessionId);
     let threadId = options.threadId;

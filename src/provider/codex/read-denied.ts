@@ -1,0 +1,70 @@
+/**
+ * What no sandboxed command may read, whatever its spelling: the sandbox itself refuses it.
+ *
+ * Why here and not only in policy regexes: a regex sees the command line, and a line has too many
+ * ways to name a file (`cat ~/.aw?/credentials`, `cd ~ && cd .a*s && cat credentials`,
+ * `find ~ -path '*\/.?ws/*' -exec cat {} +`, `python3 -c "open('~/.' + 'aws/…')"`). codex's
+ * permission profile takes absolute paths to deny reads of (bubblewrap on Linux, Seatbelt on
+ * macOS), enforced below every spelling. So every thread's sandbox denies:
+ * - the cloud, cluster, SSH, GPG and forge credentials in the home codex's commands run with (the
+ *   folders the default policy's `no-credential-folders` names, plus `.netrc` and the files git's
+ *   `store` helper and docker keep tokens in);
+ * - codex's own logins in its CODEX_HOME (`auth.json`: the OpenAI key or ChatGPT tokens; MCP
+ *   OAuth tokens);
+ * - codexd's state dir (its token, its database of every session's events) and token file.
+ *
+ * Limits (the README's "Sandbox" section): only the sandboxed modes (`read-only`,
+ * `workspace-write`) have a filesystem policy; `danger-full-access` has none, and a command the
+ * model sends with `sandbox_permissions: "require_escalated"` runs unsandboxed once approved.
+ */
+import path from "node:path";
+
+/** Credential locations below a home folder. */
+export const HOME_CREDENTIALS: readonly string[] = Object.freeze([
+  ".aws",
+  ".azure",
+  ".kube",
+  ".gnupg",
+  ".ssh",
+  ".docker/config.json",
+  ".config/gcloud",
+  ".config/gh",
+  ".netrc",
+  ".git-credentials",
+]);
+
+/** codex's logins below its CODEX_HOME (codex itself reads them; its commands never need to). */
+export const CODEX_HOME_CREDENTIALS: readonly string[] = Object.freeze([
+  "auth.json",
+  ".credentials.json",
+]);
+
+export interface ReadDeniedInput {
+  /** HOME of codex's commands (the agent user's, or the daemon's); none: no home entries. */
+  home?: string | undefined;
+  codexHome: string;
+  /** codexd's own files: the state dir, the token file, ... */
+  daemonPaths?: readonly string[];
+}
+
+/** The absolute paths a thread's sandbox denies reads of: sorted, none inside another. */
+export function readDeniedPaths(input: ReadDeniedInput): string[] {
+  const paths = new Set<string>();
+  // A home of `/` (an account without one) would deny `/.ssh`: harmless, and still right.
+  if (input.home !== undefined && path.isAbsolute(input.home)) {
+    for (const name of HOME_CREDENTIALS) paths.add(path.join(input.home, name));
+  }
+  for (const name of CODEX_HOME_CREDENTIALS) paths.add(path.join(input.codexHome, name));
+  for (const own of input.daemonPaths ?? []) {
+    if (path.isAbsolute(own)) paths.add(path.normalize(own));
+  }
+  // Only the outermost of nested paths: bubblewrap masks a denied folder first and then cannot
+  // mount over a denied file inside it ("Can't create file at …"), which fails every command.
+  const sorted = [...paths].sort();
+  return sorted.filter((p) => !sorted.some((q) => q !== p && isInside(p, q)));
+}
+
+function isInside(child: string, parent: string): boolean {
+  const relative = path.relative(parent, child);
+  return relative !== "" && !relative.startsWith("..") && !path.isAbsolute(relative);
+}
