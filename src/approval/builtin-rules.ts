@@ -488,11 +488,26 @@ function gitPushForce(c: SimpleCommand): Verdict {
 /** A pathspec naming the whole tree: `.`, `:/`, `*`, `:(top)`. */
 const WHOLE_TREE = /^(\.\/?|:\/?|\*|:\(top\)\.?|\.\/\*)$/;
 
+/** The `git stash` subcommand a git line runs (`push` when none is named), or undefined. */
+function stashAction(c: SimpleCommand): string | undefined {
+  const git = gitLine(c);
+  if (git?.rest[0] !== "stash") return undefined;
+  const action = git.rest.slice(1).find((a) => !a.startsWith("-"));
+  return action === undefined || action === "save" ? "push" : action;
+}
+
 /** `reset --hard` and the commands that throw away uncommitted work the same way. */
-function gitResetHard(c: SimpleCommand): Verdict {
+function gitResetHard(c: SimpleCommand, scope: Scope): Verdict {
   const git = gitLine(c);
   if (git === undefined) return undefined;
   const [sub, ...args] = git.rest;
+  // `git stash && git stash drop`: the work just stashed is dropped, as by `reset --hard`. A drop
+  // alone (of a stash made earlier, on purpose) stays allowed.
+  const action = stashAction(c);
+  if (action === "drop" || action === "clear") {
+    return scope.commands.slice(0, scope.index).some((e) => stashAction(e) === "push") ||
+      undefined;
+  }
   const operands = args.filter((a) => !a.startsWith("-"));
   const dashed = args.indexOf("--");
   const paths = dashed === -1 ? operands : args.slice(dashed + 1);
@@ -718,7 +733,8 @@ const RULES: readonly BuiltinRule[] = [
   },
   {
     id: "builtin.git-reset-hard",
-    reason: "git reset --hard throws away uncommitted work",
+    reason:
+      "git reset --hard (or checkout -f, restore ., a stash dropped right after it is made) throws away uncommitted work",
     test: gitResetHard,
   },
   {

@@ -50,6 +50,13 @@ describe("built-in rules", () => {
       "git reset --help",
       'git commit -m "git reset --hard"',
     ]],
+    // A stash dropped on the line that made it is the work thrown away; an older one may go.
+    ["builtin.git-reset-hard", "git stash -q && git stash drop -q", [
+      "git stash drop",
+      "git stash list; git stash drop stash@{1}",
+      "git stash push -m wip && git pull --rebase && git stash pop",
+    ]],
+    ["builtin.git-reset-hard", "git stash save x; git -C . stash clear", ["git stash clear"]],
     ["builtin.git-push-force", "git push -f", ["git push", "git push --force-with-lease"]],
     // A +refspec forces even beside --force-with-lease; so does -f.
     ["builtin.git-push-force", "git push --force-with-lease origin +main", [
