@@ -70,10 +70,17 @@ export async function main(argv: string[]): Promise<number> {
   return await command.run(rest);
 }
 
+/**
+ * After a command returned, what it left behind (a codex child that ignored its stop, a socket
+ * that never closed) keeps codexd alive this long at most. Only main.ts ends the process.
+ */
+export const EXIT_GRACE_MS = 2_000;
+
 if (import.meta.main) {
   main(process.argv.slice(2)).then(
     (code) => {
       process.exitCode = code;
+      setTimeout(() => process.exit(code), EXIT_GRACE_MS).unref();
     },
     (error: unknown) => {
       // deno-lint-ignore no-console -- the last word of a command that failed

@@ -54,7 +54,7 @@ Options:
 Signals: SIGTERM/SIGINT stop gracefully; SIGHUP reloads the policies; SIGUSR2 reloads the
 config's codex settings and replaces every codex child, one at a time, between turns.`;
 
-/** How long a graceful stop may take before the process exits anyway. */
+/** How long a graceful stop may take; then `stopped` resolves with 1 and main.ts exits anyway. */
 export const SHUTDOWN_DEADLINE_MS = 10_000;
 
 export async function serveCommand(args: string[]): Promise<number> {
@@ -90,10 +90,16 @@ export async function serveCommand(args: string[]): Promise<number> {
   return await daemon.stopped;
 }
 
-export interface RunningDaemon {
+/**
+ * The running daemon. It owns what it opened (the pid ledger, the database, the codex children,
+ * the listener, its signal handlers) and closes them in reverse order on `stop()` or
+ * `await using`: a second stop is the first one's promise, and nothing of it outlives the stop.
+ */
+export interface Daemon extends AsyncDisposable {
   url: string;
-  /** Resolves with the exit code once the daemon stopped. */
+  /** Resolves with the exit code once the daemon stopped (1: the stop failed or overran). */
   stopped: Promise<number>;
+  /** Stops gracefully within SHUTDOWN_DEADLINE_MS; idempotent. */
   stop(): Promise<void>;
   /** The event journal (subscriber counts and overflows, for tests and fault reports). */
   journal: Journal;
@@ -130,11 +136,33 @@ export function daemonLogger(): Logger {
 /** stderr lines kept from a codex child that failed to start, for health. */
 const FAILED_START_STDERR_LINES = 20;
 
-export async function startDaemon(
-  config: ResolvedConfig,
-  deps: DaemonDeps = {},
-): Promise<RunningDaemon> {
+/** The signals a daemon handles, from its start to its stop. */
+export const DAEMON_SIGNALS = ["SIGTERM", "SIGINT", "SIGHUP", "SIGUSR2"] as const;
+
+/**
+ * Starts the daemon. When a step fails, whatever the steps before it opened is closed again
+ * (children stopped, database closed, ledger released) before the error is thrown.
+ */
+export async function startDaemon(config: ResolvedConfig, deps: DaemonDeps = {}): Promise<Daemon> {
   const logger = deps.logger ?? daemonLogger();
+  const resources = new AsyncDisposableStack();
+  try {
+    return await assemble(config, deps, logger, resources);
+  } catch (error) {
+    await resources.disposeAsync().catch((cleanup: unknown) =>
+      logger.error("could not close what a failed start opened", { error: cleanup })
+    );
+    throw error;
+  }
+}
+
+/** Opens each part in order, each one's closing deferred on `resources`. */
+async function assemble(
+  config: ResolvedConfig,
+  deps: DaemonDeps,
+  logger: Logger,
+  resources: AsyncDisposableStack,
+): Promise<Daemon> {
   const log = logger.log;
   restrictUmask();
   makePrivateDir(config.stateDir);
@@ -144,6 +172,7 @@ export async function startDaemon(
   const agentUser = agentIdentity(config, log);
   const ledger = new PidLedger(config.stateDir);
   ledger.claim();
+  resources.defer(() => ledger.release());
   const orphan = await ledger.reapOrphan();
   if (orphan) log("warn", "ended a codex child left by an earlier daemon", { pid: orphan });
 
@@ -159,6 +188,7 @@ export async function startDaemon(
     // The events of that commit were never handed to a client; say loudly that they are gone.
     onCommitError: (error) => log("error", "could not write events to the database", { error }),
   });
+  resources.defer(() => store.close());
   const interrupted = store.markRunningAsInterrupted();
   if (interrupted.length > 0) log("info", "sessions interrupted by the last stop", { interrupted });
   const journal = new Journal(store, {
@@ -226,6 +256,7 @@ export async function startDaemon(
     },
     log,
   });
+  resources.defer(() => supervisor.stop());
   await supervisor.start();
   void checkDrift(config, log).then((found) => problems.push(...found));
 
@@ -260,22 +291,24 @@ export async function startDaemon(
   let resolveStopped!: (code: number) => void;
   const stopped = new Promise<number>((resolve) => (resolveStopped = resolve));
   let stopping: Promise<void> | undefined;
+  /** Closes everything `resources` holds, last opened first, within SHUTDOWN_DEADLINE_MS. */
   const stop = (): Promise<void> =>
     stopping ??= (async () => {
       log("info", "stopping");
-      const deadline = setTimeout(() => {
-        log("error", "graceful stop took too long; exiting");
-        process.exit(1);
-      }, SHUTDOWN_DEADLINE_MS);
-      process.off("SIGUSR2", onRestartSignal);
-      await sessions.shutdownAll().catch((error: unknown) =>
-        log("error", "stopping sessions failed", { error })
-      );
-      await server.stop();
-      store.close();
-      ledger.release();
+      let deadline: ReturnType<typeof setTimeout> | undefined;
+      const overran = new Promise<number>((resolve) => {
+        deadline = setTimeout(() => {
+          log("error", "graceful stop took too long; giving up on it");
+          resolve(1);
+        }, SHUTDOWN_DEADLINE_MS);
+      });
+      const closed = resources.disposeAsync().then(() => 0, (error: unknown) => {
+        log("error", "stopping failed", { error });
+        return 1;
+      });
+      const code = await Promise.race([closed, overran]);
       clearTimeout(deadline);
-      resolveStopped(0);
+      resolveStopped(code);
     })();
 
   const sessions = new SessionManager({
@@ -295,7 +328,9 @@ export async function startDaemon(
     metrics,
     version: embeddedAssets.version ?? "0.1.0",
     problems: () => problems,
-    onShutdownRequested: () => void setTimeout(() => void stop(), 50),
+    // The 202 is written before the stop gets to closing the listener: stopping the sessions
+    // first takes their children's exit.
+    onShutdownRequested: () => void stop(),
     ...(deps.now && { now: deps.now }),
     log,
   });
@@ -333,15 +368,36 @@ export async function startDaemon(
       },
     }),
   });
+  resources.defer(() => server.stop());
+  // Sessions stop while the listener still serves, so readers see their last events.
+  resources.defer(() =>
+    sessions.shutdownAll().catch((error: unknown) =>
+      log("error", "stopping sessions failed", { error })
+    )
+  );
 
-  process.once("SIGTERM", () => void stop());
-  process.once("SIGINT", () => void stop());
-  process.on("SIGUSR2", onRestartSignal);
-  process.on("SIGHUP", () => {
-    const result = policies.reload();
-    log(result.issues.length ? "warn" : "info", "policies reloaded", result);
+  const handlers: Record<(typeof DAEMON_SIGNALS)[number], () => void> = {
+    SIGTERM: () => void stop(),
+    SIGINT: () => void stop(),
+    SIGHUP: () => {
+      const result = policies.reload();
+      log(result.issues.length ? "warn" : "info", "policies reloaded", result);
+    },
+    SIGUSR2: onRestartSignal,
+  };
+  for (const signal of DAEMON_SIGNALS) process.on(signal, handlers[signal]);
+  resources.defer(() => {
+    for (const signal of DAEMON_SIGNALS) process.off(signal, handlers[signal]);
   });
-  return { url: server.url, stopped, stop, journal, pool: supervisor, restartCodex };
+  return {
+    url: server.url,
+    stopped,
+    stop,
+    [Symbol.asyncDispose]: stop,
+    journal,
+    pool: supervisor,
+    restartCodex,
+  };
 }
 
 /**

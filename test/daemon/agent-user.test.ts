@@ -27,7 +27,7 @@ import { readFile } from "node:fs/promises";
 import path from "node:path";
 import { CodexdClient } from "../../src/client.ts";
 import { loadConfig } from "../../src/daemon/config.ts";
-import { type RunningDaemon, startDaemon } from "../../src/daemon/serve.ts";
+import { type Daemon, startDaemon } from "../../src/daemon/serve.ts";
 import { type ScriptedModel, startScriptedModel, step } from "../../src/devtools/scripted-model.ts";
 import {
   type AgentUser,
@@ -146,7 +146,7 @@ function procStatus(pid: number): Record<string, string> {
  * `id -u; cat <its token file>; ls <its state dir>; true`, with `codex.user` when given.
  */
 async function startAgentDaemon(user: string | undefined): Promise<{
-  daemon: RunningDaemon;
+  daemon: Daemon;
   client: CodexdClient;
   stateDir: string;
   tokenFile: string;
