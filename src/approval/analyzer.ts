@@ -58,6 +58,8 @@ export interface RuleContext {
   tainted?: ReadonlySet<string>;
   /** The real path of an existing path (symlinks followed), when the filesystem can be read. */
   realpath?: (path: string) => string | undefined;
+  /** The folder the worktree's `core.hooksPath` names (absolute), read when first asked. */
+  hooksDir?: () => string | undefined;
 }
 
 export interface BuiltinRuleInfo {

@@ -15,6 +15,7 @@ import type { CompiledPolicy } from "./compiled-policy.ts";
 import { type EngineDecision, evaluate } from "./engine.ts";
 import type { PolicyStore } from "./policy-store.ts";
 import { existingRealpath } from "./realpath.ts";
+import { configuredHooksDir } from "./hook-files.ts";
 
 export interface RequestSummary {
   kind: ApprovalRequest["kind"];
@@ -79,6 +80,7 @@ export class ApprovalBridge implements Approver {
       permissionConfig: context.permissionConfig,
       ...(tainted !== undefined && { tainted }),
       realpath: existingRealpath,
+      hooksDir: once(() => configuredHooksDir(context.worktree)),
     };
     let decided: EngineDecision;
     let extraEvents: ApprovalVerdict["extraEvents"];
@@ -268,4 +270,14 @@ export function summarize(request: ApprovalRequest): RequestSummary {
     case "permissions":
       return { kind: request.kind };
   }
+}
+
+/** `f`'s value, computed on the first call only. */
+function once<T>(f: () => T): () => T {
+  let done = false;
+  let value: T;
+  return () => {
+    if (!done) [value, done] = [f(), true];
+    return value;
+  };
 }

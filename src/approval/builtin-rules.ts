@@ -17,6 +17,7 @@ import { GIT_COMMANDS, GIT_SUBCOMMANDS, skipGitGlobals } from "./shell/git.ts";
 import { CODE_OPTIONS_SHELL, executedFile } from "./shell/executed.ts";
 import { codeArgs, isStdinPath } from "./shell/inline-code.ts";
 import { COMMAND_VALUED_KEY } from "./shell/normalize.ts";
+import { HOOK_MANAGER_PATH } from "./hook-files.ts";
 import { hasOption, parseArgs } from "./shell/options.ts";
 import { containsWorktree, isRootPath, resolvePath } from "./shell/paths.ts";
 import { DOWNLOADERS, isInterpreter, PRIVILEGE, SHELLS } from "./shell/programs.ts";
@@ -578,9 +579,10 @@ function writtenFiles(c: SimpleCommand): string[] {
   return files;
 }
 
-function gitHooksWrite(c: SimpleCommand): Verdict {
+function gitHooksWrite(c: SimpleCommand, scope: Scope): Verdict {
   const files = writtenFiles(c).map((f) => posix.normalize(f));
-  if (files.some((f) => GIT_INTERNALS.test(f))) return true;
+  if (files.some((f) => GIT_INTERNALS.test(f) || HOOK_MANAGER_PATH.test(f))) return true;
+  if (files.length > 0 && writesIntoHooksDir(c, files, scope.context)) return true;
   if (c.cwd === null && files.some((f) => !/^[/~]/.test(f))) {
     return unsure(`writes ${files[0]} in a directory only known at run time`);
   }
@@ -589,6 +591,19 @@ function gitHooksWrite(c: SimpleCommand): Verdict {
     files.length > 0
   ) return true;
   return undefined;
+}
+
+/** Does a written file land in the folder the repository's `core.hooksPath` names? */
+function writesIntoHooksDir(c: SimpleCommand, files: string[], context: RuleContext): boolean {
+  const hooks = context.hooksDir?.();
+  const base = context.cwd ?? context.worktree;
+  if (hooks === undefined || base === undefined || c.cwd === null) return false;
+  const dir = posix.resolve(base, c.cwd ?? ".");
+  return files.some((f) => {
+    if (f.startsWith("~")) return false;
+    const rel = posix.relative(hooks, posix.resolve(dir, f));
+    return rel === "" || !rel.startsWith("..") && !posix.isAbsolute(rel);
+  });
 }
 
 // ---------------------------------------------------------------------------------------------

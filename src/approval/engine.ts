@@ -33,6 +33,8 @@ export interface SessionFacts {
   tainted?: ReadonlySet<string>;
   /** Follows symlinks already on disk (the bridge passes the filesystem's; tests a fake). */
   realpath?: (path: string) => string | undefined;
+  /** The worktree's `core.hooksPath` folder (absolute), read only when a command writes files. */
+  hooksDir?: () => string | undefined;
   permissionMode: PermissionMode;
   permissionConfig?: PermissionConfig;
 }
@@ -188,6 +190,7 @@ function evaluateCommand(
     ...(cwd !== undefined && cwd !== "" && { cwd }),
     ...(session.tainted !== undefined && { tainted: session.tainted }),
     ...(session.realpath !== undefined && { realpath: session.realpath }),
+    ...(session.hooksDir !== undefined && { hooksDir: session.hooksDir }),
   });
   if (builtin !== undefined && builtin.kind !== "unanalyzable") {
     return { decision: "deny", ruleId: builtin.ruleId, source: "builtin", reason: builtin.reason };

@@ -5,6 +5,7 @@
  */
 import { lstatSync, readFileSync, readlinkSync, realpathSync } from "node:fs";
 import { basename, dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
+import { configuredHooksDir, HOOK_MANAGER_PATH } from "./hook-files.ts";
 
 /** Folder names protected anywhere inside a worktree. */
 export const PROTECTED_NAMES: readonly string[] = [".git", ".codex", ".agents"];
@@ -80,6 +81,9 @@ export function checkPaths(paths: readonly string[], c: Containment): PathVerdic
   const worktree = realLocation(c.worktree);
   const roots = [worktree, ...c.allowRoots.map((r) => realLocation(r))];
   const gitDirs = pointedGitDirs(worktree);
+  const hooksDir = configuredHooksDir(worktree);
+  // The hooks folder core.hooksPath names is as protected as the git directory it stands for.
+  if (hooksDir !== undefined) gitDirs.push(realLocation(hooksDir));
   return paths.map((p) => checkPath(p, worktree, roots, gitDirs, c.denied));
 }
 
@@ -105,7 +109,7 @@ function checkPath(
     return {
       ok: false,
       ruleId: "builtin.files.protected",
-      reason: `${path} lies in the git directory ${gitDir}, which is protected`,
+      reason: `${path} lies in ${gitDir}, the git directory or its hooks, which is protected`,
     };
   }
   const rel = relative(root, real);
@@ -118,7 +122,15 @@ function checkPath(
       reason: `${path} touches ${protectedName}, which is protected`,
     };
   }
-  if (rel !== "" && denied(rel.split(sep).join("/"))) {
+  const posixRel = rel.split(sep).join("/");
+  if (HOOK_MANAGER_PATH.test(posixRel)) {
+    return {
+      ok: false,
+      ruleId: "builtin.files.protected",
+      reason: `${path} is a git hook or says what hooks run, which is protected`,
+    };
+  }
+  if (rel !== "" && denied(posixRel)) {
     return { ok: false, ruleId: "files.deny", reason: `${path} matches files.deny` };
   }
   return { ok: true, path: real, root, relative: rel, inWorktree: root === worktree };
