@@ -50,6 +50,13 @@ const context = (worktree: string): ApprovalContext => ({
   permissionMode: "default",
 });
 
+/** The bridge's verdict on codex writing `relative` in `dir` with a file change. */
+function fileChange(dir: string, relative: string) {
+  const change: ApprovalRequest = { kind: "fileChange", paths: [path.join(dir, relative)] };
+  return bridge.decide(change, context(dir));
+}
+const PROTECTED = { decision: "deny", ruleId: "builtin.files.protected" };
+
 describe("core.hooksPath", () => {
   test("harm: a hook written in the folder core.hooksPath names runs at the next commit", () => {
     const dir = repo("tools/hooks");
@@ -82,14 +89,7 @@ describe("core.hooksPath", () => {
 
   test("the bridge declines a file change or a command writing there", async () => {
     const dir = repo("tools/hooks");
-    const change: ApprovalRequest = {
-      kind: "fileChange",
-      paths: [path.join(dir, "tools/hooks/pre-commit")],
-    };
-    expect(await bridge.decide(change, context(dir))).toMatchObject({
-      decision: "deny",
-      ruleId: "builtin.files.protected",
-    });
+    expect(await fileChange(dir, "tools/hooks/pre-commit")).toMatchObject(PROTECTED);
     for (
       const command of [
         "printf '#!/bin/sh\\ntouch x\\n' > tools/hooks/pre-commit",
@@ -132,13 +132,6 @@ describe("hook managers' files", () => {
     const command = "echo 'npx evil' >> .husky/pre-commit";
     expect(await bridge.decide({ kind: "command", command, cwd: dir }, context(dir)))
       .toMatchObject({ decision: "deny", ruleId: "builtin.git-hooks-write" });
-    const change: ApprovalRequest = {
-      kind: "fileChange",
-      paths: [path.join(dir, ".pre-commit-config.yaml")],
-    };
-    expect(await bridge.decide(change, context(dir))).toMatchObject({
-      decision: "deny",
-      ruleId: "builtin.files.protected",
-    });
+    expect(await fileChange(dir, ".pre-commit-config.yaml")).toMatchObject(PROTECTED);
   });
 });
