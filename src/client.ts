@@ -5,7 +5,7 @@
  */
 import type { z } from "zod";
 import { CodexdError, type ErrorCode, errorMessage } from "./errors.ts";
-import * as S from "./daemon/api-schemas.ts";
+import * as S from "./api/schemas.ts";
 import type { SpecInput } from "./provider/spec.ts";
 
 export type FetchLike = (input: string, init?: RequestInit) => Promise<Response> | Response;

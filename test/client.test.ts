@@ -135,7 +135,9 @@ describe("CodexdClient against the app", () => {
     expect(notFound).toMatchObject({ status: 404, code: "session_not_found" });
     const bad = await client.spawn({ prompt: "x", cwd: "/no/such/dir" }).catch((e) => e);
     expect(bad).toMatchObject({ status: 400, code: "invalid_input" });
-    expect(bad.details).toContainEqual({ path: "cwd", message: "does not exist" });
+    expect(bad.details).toEqual([
+      { path: "cwd", message: "Cannot spawn session: cwd /no/such/dir does not exist" },
+    ]);
     const unauthorized = await setup("wrong").client.list().catch((e) => e);
     expect(unauthorized).toMatchObject({ status: 401, code: "unauthorized" });
   });

@@ -3,7 +3,7 @@
  * the session's life, each follow-up turn timed from `POST /turns` to its terminal event.
  */
 import type { CodexdClient } from "../../src/client.ts";
-import type { StoredEvent } from "../../src/daemon/api-schemas.ts";
+import type { StoredEvent } from "../../src/api/schemas.ts";
 import { nowMs } from "./stats.ts";
 
 export interface DaemonTurn {

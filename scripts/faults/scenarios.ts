@@ -9,7 +9,7 @@ import { chmodSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import process from "node:process";
 import type { CodexdClient } from "../../src/client.ts";
-import type { StoredEvent } from "../../src/daemon/api-schemas.ts";
+import type { StoredEvent } from "../../src/api/schemas.ts";
 import { errorMessage } from "../../src/errors.ts";
 import { resolveCodexBinary } from "../../src/provider/codex/binary.ts";
 import type { ScriptedModel } from "../../src/devtools/scripted-model.ts";

@@ -6,7 +6,7 @@
 import { readdirSync, readFileSync, readlinkSync } from "node:fs";
 import path from "node:path";
 import process from "node:process";
-import type { StoredEvent } from "../../src/daemon/api-schemas.ts";
+import type { StoredEvent } from "../../src/api/schemas.ts";
 import { Store } from "../../src/daemon/store.ts";
 import { eventually } from "../../test/support/eventually.ts";
 

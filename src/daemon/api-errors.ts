@@ -9,7 +9,7 @@ import { HTTPException } from "hono/http-exception";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import { CodexdError, type ErrorCode, errorMessage, InvalidInput, RpcError } from "../errors.ts";
 import type { Logger } from "../log.ts";
-import type { ErrorDetail } from "./api-schemas.ts";
+import type { ErrorDetail } from "../api/schemas.ts";
 import { BudgetExceeded } from "./budgets.ts";
 import { RETRY_AFTER_SECONDS } from "./http-edge.ts";
 

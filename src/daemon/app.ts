@@ -8,7 +8,7 @@ import { OpenAPIHono } from "@hono/zod-openapi";
 import { createLogger, type Logger } from "../log.ts";
 import { mountUi, UiAuth } from "../ui/routes.tsx";
 import { apiErrorHandler, errorResponse, issueDetails } from "./api-errors.ts";
-import type * as S from "./api-schemas.ts";
+import type * as S from "../api/schemas.ts";
 import { EventStreams } from "./event-streams.ts";
 import { DEFAULT_LIMITS, type HttpLimits, type ListenAddress } from "./http-edge.ts";
 import { createDaemonMetrics, type DaemonMetrics } from "./metrics.ts";

@@ -8,7 +8,7 @@
  * not grow memory: its buffer is dropped and it goes back to reading pages from the database
  * until it has caught up again, without slowing the writer or other sessions.
  */
-import type { StoredEvent } from "./api-schemas.ts";
+import type { StoredEvent } from "../api/schemas.ts";
 import { type Scrubber, scrubberFor } from "./redact.ts";
 import type { EventInput, Store } from "./store.ts";
 

@@ -10,7 +10,7 @@ import type {
   EvaluateResult,
   PolicySummary,
   ReloadReport,
-} from "./api-schemas.ts";
+} from "../api/schemas.ts";
 
 export class PolicyRoutes {
   readonly #policies: PolicyStore;

@@ -19,7 +19,7 @@ import type {
   SessionInfo,
   SpawnResult,
   StoredEvent,
-} from "./api-schemas.ts";
+} from "../api/schemas.ts";
 
 export interface EventsOptions {
   /** Only events with a larger `seq`; 0 replays everything. */

@@ -4,7 +4,7 @@
  */
 import { z } from "zod";
 import type { Usage } from "../provider/events.ts";
-import type { SessionInfo, SessionStatus } from "./api-schemas.ts";
+import type { SessionInfo, SessionStatus } from "../api/schemas.ts";
 import type { SessionRow } from "./store.ts";
 
 export const ZERO_USAGE: Usage = {

@@ -33,7 +33,7 @@ import type {
   SessionStatus,
   SpawnResult,
   StoredEvent,
-} from "./api-schemas.ts";
+} from "../api/schemas.ts";
 import {
   BudgetExceeded,
   type BudgetLimits,
@@ -44,6 +44,7 @@ import {
   type UsageReport,
   WARNING_RATIO,
 } from "./budgets.ts";
+import { checkCwdExists } from "./cwd-check.ts";
 import type { Journal } from "./journal.ts";
 import { PolicyRoutes } from "./policy-routes.ts";
 import { addUsage, sessionInfo, statusAfterError, ZERO_USAGE } from "./session-info.ts";
@@ -111,6 +112,7 @@ export class SessionManager implements SessionService {
   // Lifecycle
 
   async spawn(requested: Spec, fieldsSet?: readonly string[]): Promise<SpawnResult> {
+    checkCwdExists("spawn session", requested.cwd);
     const provider = this.#provider("spawn session");
     const policy = this.#checkPolicy(requested);
     const spec = this.#guard("spawn session", requested, policy);
@@ -142,6 +144,7 @@ export class SessionManager implements SessionService {
     requested: Spec,
     fieldsSet?: readonly string[],
   ): Promise<SpawnResult> {
+    checkCwdExists("resume session", requested.cwd);
     const row = this.#row(sessionId);
     // A session a budget is stopping is as good as stopped: wait for it to unload.
     const stopping = this.#live.get(sessionId);

@@ -3,7 +3,7 @@
  * only when the client has taken the previous one, so a slow client backs up into the journal's
  * bounded buffer (which then reads it from the database instead) rather than into memory here.
  */
-import type { StoredEvent } from "./api-schemas.ts";
+import type { StoredEvent } from "../api/schemas.ts";
 import { eventJson } from "./event-json.ts";
 
 export interface KeepAliveTimers {

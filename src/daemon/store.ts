@@ -16,9 +16,9 @@ import { chmodSync, closeSync, existsSync, openSync, statSync } from "node:fs";
 import { DatabaseSync, type StatementSync } from "node:sqlite";
 import { z } from "zod";
 import { CodexdError } from "../errors.ts";
-import type { StoredEvent } from "./api-schemas.ts";
+import type { StoredEvent } from "../api/schemas.ts";
 import { rememberJson } from "./event-json.ts";
-import { SessionStatus } from "./api-schemas.ts";
+import { SessionStatus } from "../api/schemas.ts";
 
 /**
  * 2: token spend (`token_spend`, `session_spend`); 3: the last usage total codex reported for each

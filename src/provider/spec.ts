@@ -2,7 +2,6 @@
  * The session spec: what a fleet runner asks for when it spawns or resumes a session.
  * Provider-agnostic; `src/provider/codex/plan.ts` translates it for codex.
  */
-import { existsSync, statSync } from "node:fs";
 import { isAbsolute } from "node:path";
 import { z } from "zod";
 
@@ -30,14 +29,12 @@ export type McpServer = z.infer<typeof McpServer>;
 /** A name usable as a TOML bare key: it becomes `mcp_servers.<name>` in codex's config. */
 const McpServerName = z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, "must match [A-Za-z0-9_-]{1,64}");
 
-export const Cwd = z.string()
-  .refine(isAbsolute, "must be an absolute path")
-  .refine((p) => existsSync(p), "does not exist")
-  .refine((p) => existsSync(p) && statSync(p).isDirectory(), "is not a directory");
+/** Its form only: whether the folder exists is the session service's check (a 400 naming `cwd`). */
+export const Cwd = z.string().refine(isAbsolute, "must be an absolute path");
 
 export const Spec = z.strictObject({
   prompt: z.string().min(1),
-  /** The session's worktree: absolute and existing. */
+  /** The session's worktree: absolute (and existing: see Cwd). */
   cwd: Cwd,
   model: z.string().min(1).optional(),
   baseInstructions: z.string().optional(),

@@ -6,7 +6,7 @@
  */
 import type { Child, FC } from "hono/jsx";
 import type { z } from "@hono/zod-openapi";
-import type * as S from "../daemon/api-schemas.ts";
+import type * as S from "../api/schemas.ts";
 import { SCRIPT, STYLESHEET } from "./static.ts";
 
 export type Session = z.output<typeof S.SessionInfo>;

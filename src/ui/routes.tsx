@@ -14,7 +14,7 @@ import { getCookie, setCookie } from "hono/cookie";
 import type { JSX } from "hono/jsx/jsx-runtime";
 import { CodexdError, errorMessage } from "../errors.ts";
 import type { Logger } from "../log.ts";
-import * as S from "../daemon/api-schemas.ts";
+import * as S from "../api/schemas.ts";
 import type { SessionService } from "../daemon/service.ts";
 import { cookieName, csrfMatches, UiAuth, type UiSession } from "./auth.ts";
 import {

@@ -9,7 +9,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { copyFileSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
-import type { StoredEvent } from "../../src/daemon/api-schemas.ts";
+import type { StoredEvent } from "../../src/api/schemas.ts";
 import { type ScriptedModel, startScriptedModel, step } from "../../src/devtools/scripted-model.ts";
 import { tempDir } from "../approval/support/policies.ts";
 import { makeTempWorktree, REPO_ROOT, type TempWorktree } from "../support/codex-harness.ts";

@@ -10,7 +10,7 @@ import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { promisify } from "node:util";
 import path from "node:path";
-import type { StoredEvent } from "../../src/daemon/api-schemas.ts";
+import type { StoredEvent } from "../../src/api/schemas.ts";
 import { type ScriptedModel, startScriptedModel, step } from "../../src/devtools/scripted-model.ts";
 import { makeTempWorktree, REPO_ROOT, type TempWorktree } from "../support/codex-harness.ts";
 import { makeStateDir } from "../support/daemon-process.ts";

@@ -8,7 +8,7 @@ import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { type ScriptedModel, startScriptedModel, step } from "../../src/devtools/scripted-model.ts";
-import type { StoredEvent } from "../../src/daemon/api-schemas.ts";
+import type { StoredEvent } from "../../src/api/schemas.ts";
 import { isAlive } from "../../src/daemon/pid-ledger.ts";
 import { resolveCodexBinary } from "../../src/provider/codex/binary.ts";
 import {

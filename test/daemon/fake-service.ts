@@ -16,7 +16,7 @@ import type {
   SessionInfo,
   SpawnResult,
   StoredEvent,
-} from "../../src/daemon/api-schemas.ts";
+} from "../../src/api/schemas.ts";
 import {
   ApprovalAlreadyDecided,
   ApprovalNotFound,
@@ -26,6 +26,7 @@ import {
   type SessionService,
   type StoredEventsOptions,
 } from "../../src/daemon/service.ts";
+import { checkCwdExists } from "../../src/daemon/cwd-check.ts";
 
 interface FakeSession {
   info: SessionInfo;
@@ -117,6 +118,8 @@ export class FakeService implements SessionService {
   }
 
   spawn(spec: Spec): Promise<SpawnResult> {
+    // Like the SessionManager: the wire schema leaves a cwd's existence to the service.
+    checkCwdExists("spawn session", spec.cwd);
     if (this.down) throw new ServiceUnavailable("Cannot spawn session: codex is restarting");
     if (this.spawnRefusal) throw this.spawnRefusal;
     if (!this.policies.some((p) => p.name === spec.policy)) {
@@ -188,6 +191,7 @@ export class FakeService implements SessionService {
   }
 
   resume(id: string, spec: Spec): Promise<SpawnResult> {
+    checkCwdExists("resume session", spec.cwd);
     const session = this.#session(id);
     session.spec = spec;
     session.info.status = "running";

@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import type { StoredEvent } from "../../src/daemon/api-schemas.ts";
+import type { StoredEvent } from "../../src/api/schemas.ts";
 import { Journal } from "../../src/daemon/journal.ts";
 import { secretScrubber } from "../../src/daemon/redact.ts";
 import { Store } from "../../src/daemon/store.ts";

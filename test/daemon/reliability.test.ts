@@ -9,7 +9,7 @@ import { spawn } from "node:child_process";
 import { chmodSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import type { CodexdClient } from "../../src/client.ts";
-import type { StoredEvent } from "../../src/daemon/api-schemas.ts";
+import type { StoredEvent } from "../../src/api/schemas.ts";
 import { loadConfig } from "../../src/daemon/config.ts";
 import { isAlive } from "../../src/daemon/pid-ledger.ts";
 import type { DaemonDeps } from "../../src/daemon/serve.ts";

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { existsSync, mkdtempSync, realpathSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import type { StoredEvent } from "../../src/daemon/api-schemas.ts";
+import type { StoredEvent } from "../../src/api/schemas.ts";
 import { loadConfig } from "../../src/daemon/config.ts";
 import { type ScriptedModel, startScriptedModel, step } from "../../src/devtools/scripted-model.ts";
 import { makeTempWorktree, REPO_ROOT, type TempWorktree } from "../support/codex-harness.ts";

@@ -232,3 +232,27 @@ describe("worktreeRoots", () => {
     expect(sent.at(-1)?.cwd).toBe(join(ROOTS, "wt-1"));
   });
 });
+
+describe("the service checks that the cwd exists (the wire schema checks its form)", () => {
+  test("a missing cwd or a file as cwd is a 400 naming cwd; nothing reaches the provider", async () => {
+    const { post, sent } = setup();
+    const file = join(tmp.dir, "a-file");
+    tmp.write("a-file", "x");
+    for (
+      const [cwd, says] of [
+        [
+          join(tmp.dir, "nope"),
+          `Cannot spawn session: cwd ${join(tmp.dir, "nope")} does not exist`,
+        ],
+        [file, `Cannot spawn session: cwd ${file} is not a directory`],
+      ]
+    ) {
+      const res = await post("/v1/sessions", { prompt: "x", cwd });
+      expect(res.status).toBe(400);
+      expect(await res.json()).toEqual({
+        error: { code: "invalid_input", message: says, details: [{ path: "cwd", message: says }] },
+      });
+    }
+    expect(sent).toEqual([]);
+  });
+});

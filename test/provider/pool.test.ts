@@ -11,7 +11,7 @@ import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import type { CodexdClient } from "../../src/client.ts";
-import type { StoredEvent } from "../../src/daemon/api-schemas.ts";
+import type { StoredEvent } from "../../src/api/schemas.ts";
 import type { ResolvedConfig } from "../../src/daemon/config.ts";
 import type { DaemonDeps } from "../../src/daemon/serve.ts";
 import { type ScriptedModel, startScriptedModel, step } from "../../src/devtools/scripted-model.ts";

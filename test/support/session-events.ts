@@ -1,7 +1,7 @@
 /** Reading a session the way a runner does: its event stream, and the API's errors. */
 import { expect } from "bun:test";
 import { CodexdApiError, type CodexdClient } from "../../src/client.ts";
-import type { StoredEvent } from "../../src/daemon/api-schemas.ts";
+import type { StoredEvent } from "../../src/api/schemas.ts";
 
 /** The session's events after `after`, up to and including the next terminal event. */
 export async function untilTerminal(

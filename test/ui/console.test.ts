@@ -9,7 +9,7 @@ import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createApp } from "../../src/daemon/app.ts";
-import { Spec } from "../../src/daemon/api-schemas.ts";
+import { Spec } from "../../src/api/schemas.ts";
 import { UiAuth } from "../../src/ui/auth.ts";
 import { SCRIPT, STYLESHEET } from "../../src/ui/static.ts";
 import { FakeService } from "../daemon/fake-service.ts";

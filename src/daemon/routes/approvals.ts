@@ -1,6 +1,6 @@
 /** A session's approvals: what was decided, what waits for a person, and the answer to one. */
 import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
-import * as S from "../api-schemas.ts";
+import * as S from "../../api/schemas.ts";
 import type { RouteContext } from "./context.ts";
 import { body, bodyErrors, errors, json } from "./responses.ts";
 

@@ -1,7 +1,7 @@
 /** `POST /v1/codex/restart`: a rolling restart of the codex children. */
 import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
 import { CodexdError, errorMessage, InvalidInput } from "../../errors.ts";
-import * as S from "../api-schemas.ts";
+import * as S from "../../api/schemas.ts";
 import type { RouteContext } from "./context.ts";
 import { errors, json } from "./responses.ts";
 

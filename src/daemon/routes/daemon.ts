@@ -1,12 +1,12 @@
 /** The daemon itself: `GET /v1/health`, `GET /v1/capabilities`, `POST /v1/shutdown`. */
 import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
-import * as S from "../api-schemas.ts";
+import * as S from "../../api/schemas.ts";
 import { isAuthenticated } from "../auth.ts";
 import type { RouteContext } from "./context.ts";
 import { errors, json } from "./responses.ts";
 
 /** What `GET /v1/health` tells a caller without a token: up or not, nothing else. */
-const PublicHealth = z.object({ status: S.HealthStatus }).openapi("PublicHealth");
+const PublicHealth = z.object({ status: S.HealthStatus }).meta({ id: "PublicHealth" });
 
 const health = createRoute({
   method: "get",

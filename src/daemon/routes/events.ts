@@ -1,6 +1,6 @@
 /** `GET /v1/sessions/{id}/events`: a session's events as SSE (replay, then live) or as JSON. */
 import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
-import * as S from "../api-schemas.ts";
+import * as S from "../../api/schemas.ts";
 import type { EventStreams } from "../event-streams.ts";
 import type { RouteContext } from "./context.ts";
 import { errors, limited } from "./responses.ts";

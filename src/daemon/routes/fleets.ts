@@ -1,6 +1,6 @@
 /** `GET /v1/fleets`: each fleet's policy, live sessions and token spend against its caps. */
 import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
-import * as S from "../api-schemas.ts";
+import * as S from "../../api/schemas.ts";
 import type { RouteContext } from "./context.ts";
 import { errors, json } from "./responses.ts";
 

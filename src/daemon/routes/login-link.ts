@@ -4,7 +4,7 @@
  */
 import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
 import type { UiAuth } from "../../ui/auth.ts";
-import * as S from "../api-schemas.ts";
+import * as S from "../../api/schemas.ts";
 import { errors, json } from "./responses.ts";
 
 const loginLink = createRoute({

@@ -1,6 +1,6 @@
 /** `GET /metrics`: Prometheus text; the gauges are read from the service at each scrape. */
 import type { OpenAPIHono } from "@hono/zod-openapi";
-import * as S from "../api-schemas.ts";
+import * as S from "../../api/schemas.ts";
 import type { RouteContext } from "./context.ts";
 
 export function mountMetricsRoute(app: OpenAPIHono, { service, metrics }: RouteContext): void {

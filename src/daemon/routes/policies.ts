@@ -1,6 +1,6 @@
 /** `/v1/policies`: list, reload and dry-run the fleet policies. */
 import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
-import * as S from "../api-schemas.ts";
+import * as S from "../../api/schemas.ts";
 import type { RouteContext } from "./context.ts";
 import { body, bodyErrors, errors, json } from "./responses.ts";
 

@@ -1,6 +1,6 @@
 /** The pieces every route declaration repeats: JSON bodies and the error answers it may give. */
 import { z } from "@hono/zod-openapi";
-import * as S from "../api-schemas.ts";
+import * as S from "../../api/schemas.ts";
 
 export const json = <T extends z.ZodType>(schema: T, description: string) => ({
   content: { "application/json": { schema } },

@@ -5,7 +5,7 @@
 import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
 import { InvalidInput } from "../../errors.ts";
 import { TooManyRequests } from "../api-errors.ts";
-import * as S from "../api-schemas.ts";
+import * as S from "../../api/schemas.ts";
 import { metadataProblem } from "../http-edge.ts";
 import type { SessionService } from "../service.ts";
 import type { RouteContext } from "./context.ts";

@@ -1,9 +1,12 @@
 /**
  * The wire shapes of codexd's HTTP API: one zod schema per shape, used by the routes to
- * validate, by `/v1/openapi.json` to document, and by the client to check what it receives.
+ * validate, by `/v1/openapi.json` to document (`.meta({ id })` names a component), and by the
+ * client (src/client.ts) to check what it receives. Plain zod and nothing else: the published
+ * client imports this file, so no server code, no HTTP framework and no filesystem access here
+ * (whether a cwd exists is the service's question).
  */
 import { isAbsolute } from "node:path";
-import { z } from "@hono/zod-openapi";
+import { z } from "zod";
 import { Spec } from "../provider/spec.ts";
 
 export { Spec };
@@ -14,7 +17,7 @@ export const ErrorDetail = z.object({
   message: z.string(),
   /** The rule that refused it, where a policy or the built-in floor did (`env.floor`, `cwd.system`). */
   rule: z.string().optional(),
-}).openapi("ErrorDetail");
+}).meta({ id: "ErrorDetail" });
 export type ErrorDetail = z.infer<typeof ErrorDetail>;
 
 export const ErrorBody = z.object({
@@ -23,7 +26,7 @@ export const ErrorBody = z.object({
     message: z.string(),
     details: z.unknown().optional(),
   }),
-}).openapi("Error");
+}).meta({ id: "Error" });
 export type ErrorBody = z.infer<typeof ErrorBody>;
 
 export const SessionId = z.string().min(1).max(200).regex(
@@ -31,10 +34,10 @@ export const SessionId = z.string().min(1).max(200).regex(
   "is not a session id",
 );
 export const SessionParams = z.object({
-  id: SessionId.openapi({ param: { name: "id", in: "path" } }),
+  id: SessionId.meta({ param: { name: "id", in: "path" } }),
 });
 export const ApprovalParams = SessionParams.extend({
-  requestId: z.string().min(1).max(200).openapi({ param: { name: "requestId", in: "path" } }),
+  requestId: z.string().min(1).max(200).meta({ param: { name: "requestId", in: "path" } }),
 });
 
 export const HealthStatus = z.enum(["ok", "degraded", "starting", "stopping"]);
@@ -84,13 +87,13 @@ export const Health = z.object({
     pendingApprovals: z.number().int().nonnegative(),
     oldestPendingApprovalSince: z.string().nullable(),
   }).optional(),
-}).openapi("Health");
+}).meta({ id: "Health" });
 export type Health = z.input<typeof Health>;
 
 export const CodexRestartAccepted = z.object({
   /** Every codex child is replaced one at a time; `GET /v1/health` shows the children. */
   restarting: z.literal(true),
-}).openapi("CodexRestartAccepted");
+}).meta({ id: "CodexRestartAccepted" });
 
 export const CapabilitiesBody = z.object({
   supportsMessageInjection: z.boolean(),
@@ -102,14 +105,14 @@ export const CapabilitiesBody = z.object({
   emitsSubagentEvents: z.boolean(),
   supportsReasoningEffort: z.boolean(),
   toolPermissionFormat: z.literal("codex"),
-}).openapi("Capabilities");
+}).meta({ id: "Capabilities" });
 
 export const SpawnResult = z.object({
   sessionId: z.string(),
   threadId: z.string(),
   /** Spec fields the provider accepted but does not act on. */
   ignoredFields: z.array(z.string()),
-}).openapi("SpawnResult");
+}).meta({ id: "SpawnResult" });
 export type SpawnResult = z.infer<typeof SpawnResult>;
 
 export const UsageTotals = z.object({
@@ -117,7 +120,7 @@ export const UsageTotals = z.object({
   cachedInputTokens: z.number(),
   outputTokens: z.number(),
   reasoningTokens: z.number(),
-}).openapi("Usage");
+}).meta({ id: "Usage" });
 
 /** `budget_exceeded`: a token budget stopped it; resumable once the budget has room. */
 export const SessionStatus = z.enum([
@@ -158,26 +161,28 @@ export const SessionInfo = z.object({
     tokens: z.number().int().nonnegative().nullable(),
     spent: z.number().int().nonnegative(),
   }).optional(),
-}).openapi("Session");
+}).meta({ id: "Session" });
 export type SessionInfo = z.input<typeof SessionInfo>;
 
-export const SessionList = z.object({ sessions: z.array(SessionInfo) }).openapi("SessionList");
+export const SessionList = z.object({ sessions: z.array(SessionInfo) }).meta({ id: "SessionList" });
 
 export const TurnRequest = z.strictObject({ prompt: z.string().min(1).max(1_000_000) })
-  .openapi("TurnRequest");
+  .meta({ id: "TurnRequest" });
 export const SendResult = z.object({ turnId: z.string().optional(), queued: z.boolean() })
-  .openapi("SendResult");
+  .meta({ id: "SendResult" });
 export type SendResult = z.infer<typeof SendResult>;
 
 export const InjectRequest = z.strictObject({ text: z.string().min(1).max(1_000_000) })
-  .openapi("InjectRequest");
+  .meta({ id: "InjectRequest" });
 export const InjectResult = z.object({
   deliveredAs: z.enum(["steer", "nextTurn"]),
   turnId: z.string().optional(),
-}).openapi("InjectResult");
+}).meta({ id: "InjectResult" });
 export type InjectResult = z.infer<typeof InjectResult>;
 
-export const Accepted = z.object({ sessionId: z.string(), status: z.string() }).openapi("Accepted");
+export const Accepted = z.object({ sessionId: z.string(), status: z.string() }).meta({
+  id: "Accepted",
+});
 
 /** A journaled event: the provider's event plus its sequence number. */
 export const StoredEvent = z.looseObject({
@@ -186,7 +191,7 @@ export const StoredEvent = z.looseObject({
   sessionId: z.string(),
   ts: z.string(),
   turnId: z.string().optional(),
-}).openapi("Event");
+}).meta({ id: "Event" });
 export type StoredEvent = z.infer<typeof StoredEvent>;
 /** The fields every event has, checked without copying the rest (clients validate with it). */
 export const EventEnvelope = z.object({
@@ -199,20 +204,20 @@ export const EventEnvelope = z.object({
 
 const NonNegativeInt = z.coerce.number().int().nonnegative();
 export const EventsQuery = z.object({
-  after: NonNegativeInt.max(Number.MAX_SAFE_INTEGER).optional().openapi({
+  after: NonNegativeInt.max(Number.MAX_SAFE_INTEGER).optional().meta({
     description: "Return only events with a larger seq (a Last-Event-ID header wins over it).",
   }),
   format: z.enum(["sse", "json"]).default("sse"),
-  limit: z.coerce.number().int().min(1).max(10_000).default(1000).openapi({
+  limit: z.coerce.number().int().min(1).max(10_000).default(1000).meta({
     description: "Only with format=json.",
   }),
 });
 /** EventSource sends the last seen `id:` back on reconnect; it wins over `?after`. */
 export const EventsHeaders = z.object({
   "last-event-id": z.string().regex(/^\s*\d{0,15}\s*$/, "must be a sequence number").optional()
-    .openapi({ param: { name: "last-event-id", in: "header" } }),
+    .meta({ param: { name: "last-event-id", in: "header" } }),
 });
-export const EventList = z.array(StoredEvent).openapi("EventList");
+export const EventList = z.array(StoredEvent).meta({ id: "EventList" });
 
 export const ApprovalDecisionRecord = z.looseObject({
   requestId: z.string(),
@@ -224,7 +229,7 @@ export const ApprovalDecisionRecord = z.looseObject({
   command: z.string().optional(),
   paths: z.array(z.string()).optional(),
   ts: z.string().optional(),
-}).openapi("ApprovalDecision");
+}).meta({ id: "ApprovalDecision" });
 
 export const PendingApproval = z.object({
   requestId: z.string(),
@@ -241,20 +246,20 @@ export const PendingApproval = z.object({
   reason: z.string(),
   since: z.string(),
   deadline: z.string(),
-}).openapi("PendingApproval");
+}).meta({ id: "PendingApproval" });
 
 export const ApprovalsView = z.object({
   decisions: z.array(ApprovalDecisionRecord),
   pending: z.array(PendingApproval),
-}).openapi("Approvals");
+}).meta({ id: "Approvals" });
 export type ApprovalsView = z.input<typeof ApprovalsView>;
 
 export const ApprovalAnswer = z.strictObject({ decision: z.enum(["allow", "deny"]) })
-  .openapi("ApprovalAnswer");
+  .meta({ id: "ApprovalAnswer" });
 export const ApprovalAnswered = z.object({
   requestId: z.string(),
   decision: z.enum(["allow", "deny"]),
-}).openapi("ApprovalAnswered");
+}).meta({ id: "ApprovalAnswered" });
 
 export const PolicySummary = z.object({
   name: z.string(),
@@ -265,9 +270,9 @@ export const PolicySummary = z.object({
   default: z.enum(["allow", "deny", "ask"]),
   allowBypass: z.boolean(),
   stale: z.boolean().optional(),
-}).openapi("Policy");
+}).meta({ id: "Policy" });
 export type PolicySummary = z.infer<typeof PolicySummary>;
-export const PolicyList = z.object({ policies: z.array(PolicySummary) }).openapi("PolicyList");
+export const PolicyList = z.object({ policies: z.array(PolicySummary) }).meta({ id: "PolicyList" });
 
 export const PolicyIssue = z.object({
   file: z.string(),
@@ -275,7 +280,7 @@ export const PolicyIssue = z.object({
   col: z.number(),
   key: z.string(),
   message: z.string(),
-}).openapi("PolicyIssue");
+}).meta({ id: "PolicyIssue" });
 
 /** A reload always answers 200: files that failed keep their previous version; `ok` says if any did. */
 export const ReloadReport = z.object({
@@ -283,7 +288,7 @@ export const ReloadReport = z.object({
   issues: z.array(PolicyIssue),
   changed: z.array(z.string()),
   policies: z.array(PolicySummary),
-}).openapi("ReloadReport");
+}).meta({ id: "ReloadReport" });
 export type ReloadReport = z.infer<typeof ReloadReport>;
 
 const AbsolutePath = z.string().min(1).refine(isAbsolute, "must be an absolute path");
@@ -308,7 +313,7 @@ export const EvaluateRequest = z.strictObject({
   if (body.paths !== undefined && body.cwd === undefined) {
     ctx.addIssue({ code: "custom", path: ["cwd"], message: "is required with paths" });
   }
-}).openapi("EvaluateRequest");
+}).meta({ id: "EvaluateRequest" });
 export type EvaluateRequest = z.infer<typeof EvaluateRequest>;
 
 export const EvaluateResult = z.object({
@@ -317,7 +322,7 @@ export const EvaluateResult = z.object({
   source: z.string(),
   reason: z.string(),
   policyVersion: z.string().optional(),
-}).openapi("EvaluateResult");
+}).meta({ id: "EvaluateResult" });
 export type EvaluateResult = z.infer<typeof EvaluateResult>;
 
 /** A one-time login link to the web console (`POST /v1/ui/login-link`). */
@@ -326,9 +331,11 @@ export const LoginLink = z.object({
   url: z.string(),
   path: z.string(),
   expiresAt: z.string(),
-}).openapi("LoginLink");
+}).meta({ id: "LoginLink" });
 
-export const ShutdownAccepted = z.object({ status: z.literal("stopping") }).openapi("Shutdown");
+export const ShutdownAccepted = z.object({ status: z.literal("stopping") }).meta({
+  id: "Shutdown",
+});
 
 // ---------------------------------------------------------------------------------------------
 // Fleets and token budgets (src/daemon/budgets.ts)
@@ -341,7 +348,7 @@ export const FleetBudgets = z.object({
   fleetTokensPerHour: Tokens.nullable(),
   fleetTokensPerDay: Tokens.nullable(),
   countCachedInput: z.boolean(),
-}).openapi("FleetBudgets");
+}).meta({ id: "FleetBudgets" });
 
 /** A fleet's spend over a rolling window. */
 export const BudgetWindow = z.object({
@@ -350,7 +357,7 @@ export const BudgetWindow = z.object({
   budget: Tokens.nullable(),
   /** While the window is spent: when it has room again; else null. */
   reopensAt: z.string().nullable(),
-}).openapi("BudgetWindow");
+}).meta({ id: "BudgetWindow" });
 
 export const FleetInfo = z.object({
   /** The policy's name (a spec's `policy`). */
@@ -361,9 +368,9 @@ export const FleetInfo = z.object({
   liveSessions: z.number().int().nonnegative(),
   budgets: FleetBudgets.nullable(),
   usage: z.object({ lastHour: BudgetWindow, lastDay: BudgetWindow }),
-}).openapi("Fleet");
+}).meta({ id: "Fleet" });
 export type FleetInfo = z.input<typeof FleetInfo>;
-export const FleetList = z.object({ fleets: z.array(FleetInfo) }).openapi("FleetList");
+export const FleetList = z.object({ fleets: z.array(FleetInfo) }).meta({ id: "FleetList" });
 
 /** The `details` of a 429 `budget_exceeded`. */
 export const BudgetRefusal = z.object({
@@ -378,11 +385,11 @@ export const BudgetRefusal = z.object({
   reopensAt: z.string().nullable(),
   /** Seconds until `reopensAt`. */
   retryAfter: z.number().int().nonnegative().nullable(),
-}).openapi("BudgetRefusal");
+}).meta({ id: "BudgetRefusal" });
 export const BudgetErrorBody = z.object({
   error: z.object({
     code: z.literal("budget_exceeded"),
     message: z.string(),
     details: BudgetRefusal,
   }),
-}).openapi("BudgetError");
+}).meta({ id: "BudgetError" });
