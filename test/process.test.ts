@@ -121,7 +121,7 @@ describe("CodexProcess against the real codex (the pinned one or $CODEX_BIN)", (
     await using codex = await CodexProcess.start({
       codexHome,
       searchFrom: [REPO],
-      logger: { stderr: (line) => stderr.push(line) },
+      onStderr: (line) => stderr.push(line),
     });
     expect(alive(codex.pid)).toBe(true);
     process.kill(-codex.pid, 0); // the group exists: codex leads it
@@ -238,14 +238,57 @@ while :; do sleep 1; done`),
       binary,
       stdinGraceMs: 50,
       killGraceMs: 100,
-      logger: { stderr: () => {}, info: (m) => notes.push(m) },
+      log: (level, message) => notes.push(`${level}: ${message}`),
     });
     const grandchild = await readPid(path.join(codexHome, "grandchild.pid"));
     expect(await codex.stop()).toEqual({ code: null, signal: "SIGKILL" });
     expect(alive(codex.pid)).toBe(false);
     await eventually(() => !alive(grandchild), 1_000);
-    expect(notes.some((n) => n.includes("SIGTERM"))).toBe(true);
-    expect(notes.some((n) => n.includes("SIGKILL"))).toBe(true);
+    expect(notes).toContain(
+      `warn: codex pid ${codex.pid} still running 50 ms after stdin closed: SIGTERM`,
+    );
+    expect(notes).toContain(`warn: codex pid ${codex.pid} ignored SIGTERM for 100 ms: SIGKILL`);
+  });
+
+  test("stderr is redacted in the log, the tail and onStderr, and its log is bounded", async () => {
+    const codexHome = homeFor("chatty");
+    const binary = await script(
+      "chatty",
+      fakeCodex(
+        `printf '\\033[2m2026-11-23T16:15:46.801632Z\\033[0m \\033[31mERROR\\033[0m codex_core: key sk-live-0123456789 rejected\\n' >&2
+i=0; while [ $i -lt 30 ]; do echo "INFO line $i" >&2; i=$((i+1)); done
+while IFS= read -r line; do :; done`,
+      ),
+    );
+    const logged: Array<{ level: string; message: string; data?: unknown }> = [];
+    const raw: string[] = [];
+    const codex = await CodexProcess.start({
+      codexHome,
+      binary,
+      stderrLogLines: 10,
+      redact: (line) => line.replaceAll("sk-live-0123456789", "[redacted]"),
+      log: (level, message, data) => logged.push({ level, message, data }),
+      onStderr: (line) => raw.push(line),
+    });
+    await eventually(() => raw.length === 31, 2_000);
+    await codex.stop();
+    const stderr = logged.filter((l) => l.message === "codex stderr");
+    expect(stderr).toHaveLength(10);
+    const first = "2026-11-23T16:15:46.801632Z ERROR codex_core: key [redacted] rejected";
+    expect(stderr[0]).toEqual({
+      level: "warn",
+      message: "codex stderr",
+      data: { pid: codex.pid, line: first },
+    });
+    expect(stderr[1]).toMatchObject({ level: "info", data: { line: "INFO line 0" } });
+    expect(logged).toContainEqual({
+      level: "warn",
+      message: "codex stderr: 21 lines not logged (over 10 per 60 s)",
+      data: { pid: codex.pid, suppressed: 21 },
+    });
+    expect(raw[0]).toBe(first);
+    expect(codex.stderrTail(31)[0]).toBe(first);
+    expect(JSON.stringify([logged, raw, codex.stderrTail()])).not.toContain("sk-live");
   });
 
   test("a missing binary is ProviderUnavailable naming the path", async () => {

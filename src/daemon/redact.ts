@@ -63,6 +63,24 @@ export interface Scrubber {
   stream(held: string, piece: string): { text: string; held: string };
 }
 
+/** Names of environment variables whose values are credentials rather than settings. */
+const SECRET_ENV_NAME = /KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|AUTH|PROXY/i;
+
+/**
+ * The values that must not reach codexd's log through what codex prints (its stderr): every
+ * variable the configuration gives codex (`codex.env`), and the inherited ones whose names say
+ * they hold a credential (API keys, tokens, proxies with a password in their URL).
+ */
+export function envSecrets(
+  inherited: Readonly<Record<string, string | undefined>>,
+  configured: Readonly<Record<string, string>> = {},
+): string[] {
+  const named = Object.entries(inherited)
+    .filter(([name, value]) => value !== undefined && SECRET_ENV_NAME.test(name))
+    .map(([, value]) => value!);
+  return [...new Set([...Object.values(configured), ...named])];
+}
+
 /** A scrubber for the spec's secrets, or undefined if it has none worth searching for. */
 export function secretScrubber(spec: Spec): Scrubber | undefined {
   return scrubberFor(specSecrets(spec));

@@ -35,6 +35,7 @@ import { loadConfig, loadOrCreateToken, type ResolvedConfig } from "./config.ts"
 import { Journal } from "./journal.ts";
 import { createDaemonMetrics } from "./metrics.ts";
 import { PidLedger } from "./pid-ledger.ts";
+import { envSecrets, scrubberFor } from "./redact.ts";
 import { SessionManager } from "./sessions.ts";
 import { Store } from "./store.ts";
 import { CodexPool, type RestartReport } from "../provider/codex/pool.ts";
@@ -221,6 +222,8 @@ async function assemble(
     startStderr: () => startStderr,
     startProvider: async () => {
       startStderr = [];
+      // What codex prints may quote its environment: its credentials stay out of the log.
+      const stderrScrubber = scrubberFor(envSecrets(process.env, codex.env));
       const child = await startCodexChild({
         codexHome: codex.home,
         ...(codex.bin !== undefined && { binary: codex.bin }),
@@ -231,11 +234,10 @@ async function assemble(
         ...(deps.rpcRetry && { retry: deps.rpcRetry }),
         onRetry: ({ method }) => metrics.rpcRetries.inc({ method }),
         log,
-        logger: {
-          stderr: (line) => {
-            startStderr.push(line);
-            if (startStderr.length > FAILED_START_STDERR_LINES) startStderr.shift();
-          },
+        ...(stderrScrubber && { redact: (line: string) => stderrScrubber.text(line) }),
+        onStderr: (line) => {
+          startStderr.push(line);
+          if (startStderr.length > FAILED_START_STDERR_LINES) startStderr.shift();
         },
       });
       if (child.pid !== undefined) ledger.recordChild(child.pid);

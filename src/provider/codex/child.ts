@@ -7,7 +7,6 @@
  * refused as transient (-32001) is sent again with backoff (retry.ts), and its result is parsed
  * (results.ts).
  */
-import type { Logger } from "../../log.ts";
 import { CodexProcess, type CodexProcessOptions } from "./process.ts";
 import type { RetryInfo, RetryPolicy } from "./retry.ts";
 import { CodexRouter } from "./router.ts";
@@ -32,12 +31,12 @@ export interface StartChildOptions extends Omit<CodexProcessOptions, "connect"> 
   retry?: RetryPolicy;
   /** Called before each retry's wait, e.g. to count it. */
   onRetry?: (info: RetryInfo) => void;
-  /** The connection's log (retries, garbage from codex, dropped lines). */
-  log?: Logger["log"];
 }
 
 export async function startCodexChild(options: StartChildOptions): Promise<CodexChild> {
-  const { requestTimeoutMs, retry, onRetry, log, ...processOptions } = options;
+  const { requestTimeoutMs, retry, onRetry, ...processOptions } = options;
+  // The connection logs to the same place: retries, garbage from codex, dropped lines.
+  const { log } = options;
   const process = await CodexProcess.start({
     ...processOptions,
     connect: (stdout, stdin) =>

@@ -6,8 +6,8 @@
  *   started (MCP servers, commands); none of them may outlive it.
  * - If the daemon dies, even by SIGKILL, the kernel closes the write end of codex's stdin;
  *   app-server exits on stdin EOF (verified on 0.169.0, see test/process.test.ts).
- * - stderr goes to a bounded ring (quoted in failure messages) and to the logger, never into the
- *   protocol stream.
+ * - stderr is redacted (`redact`), kept in a bounded ring (quoted in failure messages) and logged
+ *   rate-limited (stderr-log.ts), never mixed into the protocol stream.
  * - With `user` (codex.user) it runs as that account: uid, primary gid, no supplementary groups,
  *   HOME/USER/LOGNAME of the account, a CODEX_HOME the account owns (see agent-user.ts).
  * - It gets the umask the daemon was started with, not codexd's own 077 (file-modes.ts).
@@ -18,6 +18,7 @@ import { mkdir } from "node:fs/promises";
 import { Readable } from "node:stream";
 import { ConnectionClosed, errorMessage, ProviderUnavailable } from "../../errors.ts";
 import { withInheritedUmask } from "../../file-modes.ts";
+import type { Level, Logger } from "../../log.ts";
 import { type AgentUser, agentUserEnv, prepareAgentCodexHome } from "./agent-user.ts";
 import { type BinarySource, resolveCodexBinary, type ResolvedBinary } from "./binary.ts";
 import { buildChildEnv } from "./child-env.ts";
@@ -25,18 +26,13 @@ import { webWritable } from "./node-writable.ts";
 import type { InitializeResult } from "./results.ts";
 import { CodexRouter } from "./router.ts";
 import type { Rpc } from "./rpc.ts";
+import { StderrLog } from "./stderr-log.ts";
 import { StderrRing } from "./stderr-ring.ts";
 
 export interface ExitInfo {
   /** Exit code, or null when a signal ended the process. */
   code: number | null;
   signal: NodeJS.Signals | null;
-}
-
-/** Receives codex's stderr lines (ANSI stripped) and codexd's own notes about the child. */
-export interface CodexProcessLogger {
-  stderr(line: string): void;
-  info?(message: string): void;
 }
 
 export interface CodexProcessOptions {
@@ -68,7 +64,17 @@ export interface CodexProcessOptions {
   stdinGraceMs?: number;
   /** After SIGTERM to the group, how long before SIGKILL (default 5 s). */
   killGraceMs?: number;
-  logger?: CodexProcessLogger;
+  /**
+   * codexd's notes about the child (SIGTERM/SIGKILL escalation, an unexpected exit) and codex's
+   * stderr lines, at most `stderrLogLines` a minute.
+   */
+  log?: Logger["log"];
+  /** Default 50 (see stderr-log.ts). */
+  stderrLogLines?: number;
+  /** Removes secrets from codex's stderr lines before they are kept, logged or handed out. */
+  redact?: (line: string) => string;
+  /** Each stderr line (ANSI stripped, redacted), e.g. to keep those of a child that fails to start. */
+  onStderr?: (line: string) => void;
   /** Aborting during start kills the child and rejects with ProviderUnavailable. */
   signal?: AbortSignal;
 }
@@ -104,7 +110,7 @@ export class CodexProcess implements AsyncDisposable {
     this.pid = child.pid!;
     this.binary = binary;
     this.#options = options;
-    this.#stderr = new StderrRing();
+    this.#stderr = new StderrRing(options.redact ? { redact: options.redact } : {});
     this.exited = new Promise((resolve) => {
       child.once("exit", (code, signal) => {
         this.#exit = { code, signal };
@@ -243,12 +249,13 @@ export class CodexProcess implements AsyncDisposable {
     if (!(await settledWithin(this.exited, stdinGraceMs))) {
       // A full pipe can keep EOF from arriving; closing the fd cannot be held up.
       this.#child.stdin?.destroy();
-      this.#info(
+      this.#note(
+        "warn",
         `codex pid ${this.pid} still running ${stdinGraceMs} ms after stdin closed: SIGTERM`,
       );
       signalGroup(this.pid, "SIGTERM");
       if (!(await settledWithin(this.exited, killGraceMs))) {
-        this.#info(`codex pid ${this.pid} ignored SIGTERM for ${killGraceMs} ms: SIGKILL`);
+        this.#note("warn", `codex pid ${this.pid} ignored SIGTERM for ${killGraceMs} ms: SIGKILL`);
         signalGroup(this.pid, "SIGKILL");
       }
     }
@@ -309,8 +316,19 @@ export class CodexProcess implements AsyncDisposable {
   async #pumpStderr(): Promise<void> {
     const stream = this.#child.stderr!;
     stream.setEncoding("utf8");
+    const { log: logTo, onStderr } = this.#options;
+    const sink = logTo &&
+      new StderrLog({
+        log: logTo,
+        context: { pid: this.pid },
+        ...(this.#options.stderrLogLines !== undefined &&
+          { maxLines: this.#options.stderrLogLines }),
+      });
     const log = (lines: string[]) => {
-      for (const line of lines) this.#options.logger?.stderr(line);
+      for (const line of lines) {
+        onStderr?.(line);
+        sink?.line(line);
+      }
     };
     stream.on("data", (chunk: string) => log(this.#stderr.write(chunk)));
     await new Promise<void>((resolve) => {
@@ -319,6 +337,7 @@ export class CodexProcess implements AsyncDisposable {
       stream.once("error", () => resolve());
     });
     log(this.#stderr.flush());
+    sink?.flush();
   }
 
   #onExit(exit: ExitInfo): void {
@@ -328,7 +347,7 @@ export class CodexProcess implements AsyncDisposable {
     // The group may still hold codex's children; signal them without waiting.
     void this.#reapStragglers(this.#options.killGraceMs ?? 5_000);
     if (this.#initialize === undefined) return; // start() reports this one
-    this.#info(reason);
+    this.#note("warn", reason, { code: exit.code, signal: exit.signal });
     this.#crash = { reason, exit };
     const listeners = [...this.#exitListeners];
     this.#exitListeners.clear();
@@ -342,12 +361,12 @@ export class CodexProcess implements AsyncDisposable {
     try {
       listener(crash.reason, crash.exit);
     } catch (error) {
-      this.#info(`onExit listener threw: ${errorMessage(error)}`);
+      this.#note("error", "an onExit listener threw", { error });
     }
   }
 
-  #info(message: string): void {
-    this.#options.logger?.info?.(message);
+  #note(level: Level, message: string, data?: Record<string, unknown>): void {
+    this.#options.log?.(level, message, { pid: this.pid, ...data });
   }
 }
 

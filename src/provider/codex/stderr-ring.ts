@@ -18,12 +18,15 @@ export interface StderrRingOptions {
   maxChars?: number;
   /** Longest single line kept; longer lines are cut with a marker (default 4 KiB). */
   maxLineChars?: number;
+  /** Applied to each line before it is kept or returned (secrets out). */
+  redact?: (line: string) => string;
 }
 
 export class StderrRing {
   readonly #maxLines: number;
   readonly #maxChars: number;
   readonly #maxLineChars: number;
+  readonly #redact: (line: string) => string;
   #lines: string[] = [];
   #chars = 0;
   /** An unterminated tail of the last chunk, completed by the next one. */
@@ -33,9 +36,10 @@ export class StderrRing {
     this.#maxLines = options.maxLines ?? 200;
     this.#maxChars = options.maxChars ?? 64 * 1024;
     this.#maxLineChars = options.maxLineChars ?? 4 * 1024;
+    this.#redact = options.redact ?? ((line) => line);
   }
 
-  /** Feeds decoded text; returns the complete lines it finished (ANSI stripped). */
+  /** Feeds decoded text; returns the complete lines it finished (ANSI stripped, redacted). */
   write(text: string): string[] {
     const parts = (this.#partial + text).split(/\r?\n/);
     this.#partial = parts.pop() ?? "";
@@ -46,7 +50,7 @@ export class StderrRing {
     }
     const finished: string[] = [];
     for (const part of parts) {
-      const line = this.#clip(stripAnsi(part));
+      const line = this.#clean(part);
       if (line.trim() === "") continue;
       this.#push(line);
       finished.push(line);
@@ -64,10 +68,13 @@ export class StderrRing {
 
   /** The last `n` lines kept (all by default), oldest first. */
   lines(n?: number): string[] {
-    const all = this.#partial === ""
-      ? this.#lines
-      : [...this.#lines, this.#clip(stripAnsi(this.#partial))];
+    const all = this.#partial === "" ? this.#lines : [...this.#lines, this.#clean(this.#partial)];
     return n === undefined ? [...all] : all.slice(Math.max(0, all.length - n));
+  }
+
+  // Redacted before clipping, so a secret cut in two by the clip is still found whole.
+  #clean(text: string): string {
+    return this.#clip(this.#redact(stripAnsi(text)));
   }
 
   #clip(line: string): string {
