@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
+import { z } from "zod";
 import { resolveCodexBinary } from "../src/provider/codex/binary.ts";
 import {
   checkProtocolDrift,
@@ -10,6 +11,7 @@ import {
   type SchemaDocuments,
 } from "../src/provider/codex/drift.ts";
 import { PROTOCOL_USAGE, type ProtocolUsage } from "../src/provider/codex/protocol-usage.ts";
+import { METHOD_RESULTS } from "../src/provider/codex/results.ts";
 
 let schemaDir: string;
 let documents: SchemaDocuments;
@@ -163,5 +165,87 @@ describe("protocol drift against the pinned codex", () => {
     await expect(generateSchema("/nonexistent/codex", schemaDir)).rejects.toThrow(
       /Cannot generate the codex protocol schema with \/nonexistent\/codex/,
     );
+  });
+});
+
+/** Every field path a zod object schema names (`thread.id`), each with whether it is required. */
+function resultFields(schema: z.ZodType): Array<{ path: string; required: boolean }> {
+  const fields: Array<{ path: string; required: boolean }> = [];
+  const walk = (node: Record<string, unknown>, prefix: string) => {
+    const required = new Set((node.required as string[] | undefined) ?? []);
+    for (const [name, child] of Object.entries(node.properties ?? {})) {
+      fields.push({ path: prefix + name, required: required.has(name) });
+      walk(child as Record<string, unknown>, `${prefix}${name}.`);
+    }
+  };
+  walk(z.toJSONSchema(schema, { io: "input" }) as Record<string, unknown>, "");
+  return fields;
+}
+
+/** The schema node of `typeName`, and its document (where its `$ref`s resolve). */
+function schemaType(typeName: string): { root: Record<string, unknown>; node: unknown } {
+  const file = Object.keys(documents).find((f) => path.posix.basename(f) === `${typeName}.json`);
+  if (!file) throw new Error(`no ${typeName}.json in the generated schema`);
+  const root = documents[file] as Record<string, unknown>;
+  return { root, node: root };
+}
+
+/** Whether codex's schema requires the field at `fieldPath` of `typeName`. */
+function codexRequires(typeName: string, fieldPath: string): boolean {
+  const { root } = schemaType(typeName);
+  const definitions = (root.definitions ?? {}) as Record<string, Record<string, unknown>>;
+  let node = root;
+  const names = fieldPath.split(".");
+  for (const [i, name] of names.entries()) {
+    while (typeof node.$ref === "string") node = definitions[node.$ref.split("/").pop()!]!;
+    if (!((node.required as string[] | undefined) ?? []).includes(name)) return false;
+    if (i < names.length - 1) node = (node.properties as Record<string, never>)[name];
+  }
+  return true;
+}
+
+describe("result schemas (results.ts) against the pinned codex", () => {
+  const responseType = (method: string): string => {
+    const use = PROTOCOL_USAGE.clientRequests.find((u) => u.method === method);
+    if (use?.resultType) return use.resultType;
+    const requests = documents["ClientRequest.json"] as {
+      oneOf: Array<{ properties: { method: { enum: string[] }; params?: { $ref?: string } } }>;
+    };
+    const variant = requests.oneOf.find((v) => v.properties.method.enum.includes(method));
+    return variant!.properties.params!.$ref!.split("/").pop()!.replace(/Params$/, "Response");
+  };
+
+  test("every method codexd calls has a result schema", () => {
+    expect(Object.keys(METHOD_RESULTS).sort()).toEqual(
+      PROTOCOL_USAGE.clientRequests.map((use) => use.method).sort(),
+    );
+  });
+
+  test("every field a result schema reads exists in codex's result type", async () => {
+    const usage: ProtocolUsage = {
+      clientRequests: Object.entries(METHOD_RESULTS).map(([method, schema]) => ({
+        method,
+        params: [],
+        result: resultFields(schema).map((field) => field.path),
+        resultType: responseType(method),
+      })),
+      clientNotifications: [],
+      serverNotifications: [],
+      serverRequests: [],
+    };
+    const report = await checkProtocolDrift(documents, usage);
+    expect(report.problems).toEqual([]);
+  });
+
+  test("a field a result schema requires is one codex always sends", () => {
+    const loose: string[] = [];
+    for (const [method, schema] of Object.entries(METHOD_RESULTS)) {
+      for (const field of resultFields(schema)) {
+        if (field.required && !codexRequires(responseType(method), field.path)) {
+          loose.push(`${method}: ${field.path}`);
+        }
+      }
+    }
+    expect(loose).toEqual([]);
   });
 });

@@ -1,5 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import {
+  envSecrets,
   REDACTED,
   redactSpec,
   scrubberFor,
@@ -185,5 +186,23 @@ describe("a streamed text is scrubbed across piece boundaries", () => {
         for (const secret of [...secrets, ...encoded]) expect(joined).not.toContain(secret);
       }
     }
+  });
+});
+
+describe("envSecrets (what codex's stderr must not carry into the log)", () => {
+  test("every configured value and the inherited ones named like credentials", () => {
+    expect(
+      envSecrets(
+        {
+          PATH: "/usr/bin:/bin",
+          HOME: "/home/codexd",
+          OPENAI_API_KEY: "sk-openai",
+          GITHUB_TOKEN: "ghp_x",
+          HTTPS_PROXY: "http://u:pw@proxy:3128",
+          UNSET_KEY: undefined,
+        },
+        { MCP_TOKEN: "configured", PLAIN: "value" },
+      ).sort(),
+    ).toEqual(["configured", "ghp_x", "http://u:pw@proxy:3128", "sk-openai", "value"]);
   });
 });
