@@ -246,7 +246,6 @@ async function assemble(
       return new CodexProvider({
         child,
         approver: bridge,
-        allowsBypass: (policy) => policies.has(policy) && policies.allowsBypass(policy),
         daemonMcpServers: config.mcpServers,
         readDenied: readDeniedPaths({
           home: agentUser ? agentUser.home : codex.env.HOME ?? process.env.HOME,
@@ -258,7 +257,7 @@ async function assemble(
     },
     log,
   });
-  resources.defer(() => supervisor.stop());
+  resources.defer(() => supervisor.shutdown());
   await supervisor.start();
   void checkDrift(config, log).then((found) => problems.push(...found));
 
@@ -316,7 +315,7 @@ async function assemble(
   const sessions = new SessionManager({
     store,
     journal,
-    supervisor,
+    provider: supervisor,
     policies,
     bridge,
     workspace: {

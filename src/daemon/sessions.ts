@@ -13,12 +13,15 @@ import { POLICY_DEFAULTS } from "../approval/policy-schema.ts";
 import type { PolicyStore } from "../approval/policy-store.ts";
 import { guardSpecOrThrow, type SpecGuardContext } from "../approval/spec-guard.ts";
 import { errorMessage, ProviderUnavailable, WrongState } from "../errors.ts";
-import type { CodexHandle } from "../provider/codex/handle.ts";
 import type { BudgetReport, SessionEvent } from "../provider/events.ts";
-import { planSpawn } from "../provider/codex/plan.ts";
-import { CODEX_CAPABILITIES } from "../provider/codex/provider.ts";
 import type { Spec } from "../provider/spec.ts";
-import type { Capabilities, Handle, TranscriptEntry } from "../provider/types.ts";
+import type {
+  Capabilities,
+  Handle,
+  Provider,
+  SessionPlan,
+  TranscriptEntry,
+} from "../provider/types.ts";
 import type {
   ApprovalsView,
   EvaluateRequest,
@@ -58,13 +61,12 @@ import {
   type SessionService,
 } from "./service.ts";
 import type { SessionRow, Store } from "./store.ts";
-import type { CodexFleet } from "../provider/codex/supervisor.ts";
 
 export interface SessionManagerOptions {
   store: Store;
   journal: Journal;
-  /** The codex child or pool of children (serve.ts passes a CodexPool). */
-  supervisor: CodexFleet;
+  /** Where sessions run (serve.ts passes the codex pool). */
+  provider: Provider;
   policies: PolicyStore;
   bridge: ApprovalBridge;
   /** What a spec's cwd must keep away from (state dir, codex home) and stay inside. */
@@ -80,7 +82,7 @@ export interface SessionManagerOptions {
 }
 
 interface Live {
-  handle: CodexHandle;
+  handle: Handle;
   pump: Promise<void>;
   /** The fleet (policy) the session runs under, and its spec's own token budget. */
   fleet: string;
@@ -113,14 +115,11 @@ export class SessionManager implements SessionService {
 
   async spawn(requested: Spec, fieldsSet?: readonly string[]): Promise<SpawnResult> {
     checkCwdExists("spawn session", requested.cwd);
-    const provider = this.#provider("spawn session");
+    this.#assertAvailable("spawn session");
     const policy = this.#checkPolicy(requested);
     const spec = this.#guard("spawn session", requested, policy);
-    // The plan is pure: it refuses bypassPermissions here, before anything is recorded.
-    const plan = planSpawn(spec, {
-      allowBypass: this.#o.policies.allowsBypass(spec.policy),
-      fieldsSet,
-    });
+    // Planning starts nothing: a spec the provider refuses fails here, before anything is recorded.
+    const plan = await this.#o.provider.plan(spec, { ...(fieldsSet && { fieldsSet }) });
     checkSpecBudget("spawn session", spec, policy.merged.budgets);
     this.#admit("spawn session", spec.policy, undefined, spec.budget?.tokens);
     const sessionId = `ses_${crypto.randomUUID().replaceAll("-", "")}`;
@@ -134,7 +133,7 @@ export class SessionManager implements SessionService {
       createdAt: this.#now(),
     });
     return await this.#open(sessionId, spec, plan, {
-      start: () => provider.spawn(spec, { sessionId }),
+      start: () => plan.spawn({ sessionId }),
       closeOnFailure: true,
     });
   }
@@ -152,13 +151,10 @@ export class SessionManager implements SessionService {
     if (this.#live.has(sessionId)) {
       throw new WrongState(`Cannot resume session ${sessionId}: it is live; send a turn instead`);
     }
-    const provider = this.#provider("resume session");
+    this.#assertAvailable("resume session");
     const policy = this.#checkPolicy(requested);
     const spec = this.#guard("resume session", requested, policy);
-    const plan = planSpawn(spec, {
-      allowBypass: this.#o.policies.allowsBypass(spec.policy),
-      fieldsSet,
-    });
+    const plan = await this.#o.provider.plan(spec, { ...(fieldsSet && { fieldsSet }) });
     checkSpecBudget("resume session", spec, policy.merged.budgets);
     this.#admit("resume session", spec.policy, sessionId, spec.budget?.tokens);
     this.#o.store.updateSession(sessionId, {
@@ -171,7 +167,7 @@ export class SessionManager implements SessionService {
     this.#o.journal.reopen(sessionId);
     return await this.#open(sessionId, spec, plan, {
       start: () =>
-        provider.resume(sessionId, spec, {
+        plan.resume(sessionId, {
           threadId: row.threadId,
           transcript: this.#transcript(sessionId),
         }),
@@ -219,10 +215,10 @@ export class SessionManager implements SessionService {
     this.#o.journal.close(sessionId);
   }
 
-  /** Ends every live session with `daemon_shutdown` (via the supervisor), then waits for pumps. */
+  /** Ends every live session with `daemon_shutdown` (via the provider), then waits for pumps. */
   async shutdownAll(): Promise<void> {
     this.#accepting = false;
-    await this.#o.supervisor.stop();
+    await this.#o.provider.shutdown();
     await Promise.all([...this.#live.values()].map((l) => l.pump));
   }
 
@@ -235,7 +231,7 @@ export class SessionManager implements SessionService {
   // Reading
 
   health(): Promise<Health> {
-    const status = this.#o.supervisor.status();
+    const status = this.#o.provider.status();
     const problems = [...(this.#o.problems?.() ?? [])];
     if (status.lastError) problems.push(status.lastError);
     const degraded = status.state !== "ready" || problems.length > 0;
@@ -257,7 +253,7 @@ export class SessionManager implements SessionService {
       },
       problems,
       // codex's stderr can carry what an MCP server or a command printed: no secret of any session.
-      stderr: degraded ? this.#o.journal.scrubAll(this.#o.supervisor.stderrTail()) : [],
+      stderr: degraded ? this.#o.journal.scrubAll(this.#o.provider.stderrTail()) : [],
       uptimeSeconds: (Date.now() - this.#startedAt) / 1000,
       sessions: {
         live: this.#live.size,
@@ -268,7 +264,7 @@ export class SessionManager implements SessionService {
   }
 
   capabilities(): Capabilities {
-    return this.#o.supervisor.provider?.capabilities() ?? CODEX_CAPABILITIES;
+    return this.#o.provider.capabilities();
   }
 
   list(): Promise<SessionInfo[]> {
@@ -379,14 +375,14 @@ export class SessionManager implements SessionService {
   async #open(
     sessionId: string,
     spec: Spec,
-    plan: ReturnType<typeof planSpawn>,
+    plan: SessionPlan,
     how: { start: () => Promise<Handle>; closeOnFailure: boolean },
   ): Promise<SpawnResult> {
     this.#o.journal.setScrubber(sessionId, secretScrubber(spec));
     this.#record(sessionId, { type: "system", subtype: "user_prompt", text: spec.prompt });
-    let handle: CodexHandle;
+    let handle: Handle;
     try {
-      handle = await how.start() as CodexHandle;
+      handle = await how.start();
     } catch (error) {
       this.#o.store.updateSession(sessionId, { status: "failed", failure: errorMessage(error) });
       this.#record(sessionId, {
@@ -408,7 +404,7 @@ export class SessionManager implements SessionService {
     };
   }
 
-  #attach(sessionId: string, handle: CodexHandle, spec: Spec): void {
+  #attach(sessionId: string, handle: Handle, spec: Spec): void {
     const live: Live = {
       handle,
       pump: Promise.resolve(),
@@ -422,7 +418,7 @@ export class SessionManager implements SessionService {
   }
 
   /** Moves a handle's events into the journal and keeps the row in step. Never throws. */
-  async #pump(sessionId: string, handle: CodexHandle): Promise<void> {
+  async #pump(sessionId: string, handle: Handle): Promise<void> {
     let usage = { ...(this.#o.store.getSession(sessionId)?.usage ?? ZERO_USAGE) };
     let finalStatus: SessionStatus | undefined;
     try {
@@ -589,22 +585,18 @@ export class SessionManager implements SessionService {
     this.#o.journal.append(sessionId, body as never);
   }
 
-  #provider(action: string) {
+  /** Refuses (503) while the daemon stops or the provider cannot take a session. */
+  #assertAvailable(action: string): void {
     if (!this.#accepting) {
       throw new ServiceUnavailable(`Cannot ${action}: the daemon is shutting down`);
     }
-    const provider = this.#o.supervisor.provider;
-    if (!provider) {
-      const status = this.#o.supervisor.status();
-      throw new ServiceUnavailable(
-        `Cannot ${action}: codex app-server is ${status.state}` +
-          (status.lastError ? ` (${status.lastError})` : "") +
-          (status.nextAttemptInMs !== undefined
-            ? `; next start in ${status.nextAttemptInMs} ms`
-            : ""),
-      );
+    try {
+      this.#o.provider.assertAvailable(action);
+    } catch (error) {
+      throw error instanceof ProviderUnavailable
+        ? new ServiceUnavailable(error.message, { cause: error })
+        : error;
     }
-    return provider;
   }
 
   /** @throws UnknownPolicy or ShadowPolicyNotUsable (400, `details` naming `policy`). */

@@ -1,7 +1,7 @@
 /**
  * The fleet policy governs the spec, over HTTP: the daemon's SessionManager (real store, journal,
- * policies and bridge; a provider that records what it would send to codex and then reports
- * codex as down) behind the Hono app, called with `app.request()`. A refused spec is a 400 naming
+ * policies and bridge; the in-memory provider, recording each spec planned and then failing to
+ * start it as a codex that is down would) behind the Hono app, called with `app.request()`. A refused spec is a 400 naming
  * the field and the rule and never reaches the provider; an accepted one reaches it (then 503).
  */
 import { afterAll, describe, expect, test } from "bun:test";
@@ -14,7 +14,7 @@ import { Journal } from "../../src/daemon/journal.ts";
 import { SessionManager } from "../../src/daemon/sessions.ts";
 import { Store } from "../../src/daemon/store.ts";
 import { ProviderUnavailable } from "../../src/errors.ts";
-import type { Spec } from "../../src/provider/spec.ts";
+import { MemoryProvider } from "../support/memory-provider.ts";
 import { fakeAnalyzer } from "../approval/support/fake-analyzer.ts";
 import { tempDir } from "../approval/support/policies.ts";
 import { silentLogger } from "../../src/log.ts";
@@ -48,27 +48,13 @@ function setup(options: { worktreeRoots?: string[] } = {}) {
   const journal = new Journal(store);
   const policies = new PolicyStore(policyDir, fakeAnalyzer);
   expect(policies.issues()).toEqual([]);
-  const sent: Spec[] = [];
-  const provider = {
-    spawn: (spec: Spec) => {
-      sent.push(spec);
-      return Promise.reject(new ProviderUnavailable("no codex in this test"));
-    },
-    resume: (_id: string, spec: Spec) => {
-      sent.push(spec);
-      return Promise.reject(new ProviderUnavailable("no codex in this test"));
-    },
-  };
-  const supervisor = {
-    provider,
-    status: () => ({ state: "ready", restarts: 0 }),
-    stderrTail: () => [],
-    stop: () => Promise.resolve(),
-  };
+  const provider = new MemoryProvider();
+  provider.startFailure = new ProviderUnavailable("no codex in this test");
+  const sent = provider.planned;
   const sessions = new SessionManager({
     store,
     journal,
-    supervisor: supervisor as never,
+    provider,
     policies,
     bridge: new ApprovalBridge(policies),
     workspace: { stateDir: STATE, codexHome: CODEX_HOME, worktreeRoots: options.worktreeRoots },

@@ -1,6 +1,5 @@
 import { describe, expect, test } from "bun:test";
 import { tmpdir } from "node:os";
-import { InvalidInput } from "../../src/errors.ts";
 import { Spec, type SpecInput } from "../../src/provider/spec.ts";
 import path from "node:path";
 import {
@@ -155,7 +154,7 @@ describe("planSpawn", () => {
       });
     }
     // bypassPermissions runs unsandboxed by design: thread/start's sandbox, no profile.
-    const bypass = planThread(spec({ permissionMode: "bypassPermissions" }), { allowBypass: true });
+    const bypass = planThread(spec({ permissionMode: "bypassPermissions" }));
     expect(bypass.sandbox).toBe("danger-full-access");
     expect(bypass.config.default_permissions).toBeUndefined();
   });
@@ -233,27 +232,14 @@ describe("permission modes", () => {
       ["default", "read-only", { approvalPolicy: "untrusted", sandbox: "read-only" }],
     ] as const,
   )("%s with sandbox %s", (mode, sandbox, expected) => {
-    expect(codexPermissions(mode, sandbox, false)).toEqual(expected);
+    expect(codexPermissions(mode, sandbox)).toEqual(expected);
   });
 
-  test("bypassPermissions is refused unless the fleet policy allows it", () => {
-    expect(() => codexPermissions("bypassPermissions", undefined, false)).toThrow(InvalidInput);
-    const error = captureError(() => planSpawn(spec({ permissionMode: "bypassPermissions" })));
-    expect(error).toBeInstanceOf(InvalidInput);
-    expect((error as InvalidInput).field).toBe("permissionMode");
-    expect((error as Error).message).toContain("allowBypass");
-    expect(codexPermissions("bypassPermissions", undefined, true)).toEqual({
+  // Whether a fleet may bypass is the spec guard's decision (spec-guard-http.test.ts).
+  test("bypassPermissions asks nothing and runs unsandboxed unless the spec says otherwise", () => {
+    expect(codexPermissions("bypassPermissions", undefined)).toEqual({
       approvalPolicy: "never",
       sandbox: "danger-full-access",
     });
   });
 });
-
-function captureError(fn: () => unknown): unknown {
-  try {
-    fn();
-  } catch (error) {
-    return error;
-  }
-  throw new Error("expected a throw");
-}

@@ -37,7 +37,10 @@ class FakeProvider {
   capabilities() {
     return {};
   }
-  spawn(_spec: Spec, options: { sessionId?: string } = {}) {
+  plan() {
+    return Promise.resolve({ codex: {}, ignoredFields: [] });
+  }
+  spawnPlanned(_spec: Spec, _plan: unknown, options: { sessionId?: string } = {}) {
     const id = options.sessionId ?? `s${this.handles.size}`;
     const handle = { sessionId: id, threadId: `t-${id}` };
     this.handles.set(id, handle);
@@ -110,7 +113,7 @@ test("with one child, status is that child's supervisor's, plus the children", a
 test("sessions go to the least-loaded child", async () => {
   const h = harness(3);
   await h.pool.start();
-  for (let i = 0; i < 7; i++) await h.pool.provider!.spawn(SPEC, { sessionId: `s${i}` });
+  for (let i = 0; i < 7; i++) await (await h.pool.plan(SPEC)).spawn({ sessionId: `s${i}` });
   expect(h.providers.map((p) => p.sessions).sort()).toEqual([2, 2, 3]);
   expect(h.pool.status()).toMatchObject({ state: "ready", restarts: 0 });
 });
@@ -126,7 +129,7 @@ test("a rolling restart whose new child does not start leaves the old one servin
   });
   expect(h.pool.children()).toMatchObject([{ id: 0, pid: 1000, state: "ready" }]);
   expect(h.providers[0].state).toBe("ready");
-  expect(h.pool.provider).toBeDefined();
+  expect(() => h.pool.assertAvailable("spawn session")).not.toThrow();
 });
 
 test("a child over the memory limit is replaced; new sessions go to the new one", async () => {
@@ -142,7 +145,7 @@ test("a child over the memory limit is replaced; new sessions go to the new one"
   })();
   expect(children).toMatchObject([{ id: 1, pid: 1001, state: "ready" }]);
   expect(h.providers[0].state).toBe("stopped");
-  await h.pool.provider!.spawn(SPEC, { sessionId: "after" });
+  await (await h.pool.plan(SPEC)).spawn({ sessionId: "after" });
   expect(h.providers[1].sessions).toBe(1);
   expect(await h.pool.checkRecycle()).toEqual([]); // the new one is under the limit
 });
@@ -150,7 +153,7 @@ test("a child over the memory limit is replaced; new sessions go to the new one"
 test("a draining child that dies is not restarted: its replacement already serves", async () => {
   const h = harness(1);
   await h.pool.start();
-  await h.pool.provider!.spawn(SPEC, { sessionId: "busy" }); // never idle: holds the drain
+  await (await h.pool.plan(SPEC)).spawn({ sessionId: "busy" }); // never idle: holds the drain
   const restarting = h.pool.restart();
   for (let i = 0; i < 20 && h.pool.children().length < 2; i++) {
     await new Promise((resolve) => setImmediate(resolve));

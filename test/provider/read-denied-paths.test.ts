@@ -59,7 +59,7 @@ describe("planThread with readDenied", () => {
   test("danger-full-access has no filesystem policy to put them in", () => {
     const params = planThread(
       Spec.parse({ cwd: "/tmp", prompt: "p", permissionMode: "bypassPermissions" }),
-      { allowBypass: true, readDenied: ["/h/.aws"] },
+      { readDenied: ["/h/.aws"] },
     );
     expect(params.sandbox).toBe("danger-full-access");
     expect(JSON.stringify(params)).not.toContain("/h/.aws");

@@ -8,17 +8,18 @@
  */
 import { z } from "zod";
 import { errorMessage, NoActiveTurn, RpcError, WrongState } from "../../errors.ts";
-import {
-  type BudgetReport,
-  type ErrorCode,
-  type EventBody,
-  SECURITY_SUBTYPES,
-  type SessionEvent,
-  type Usage,
-} from "../events.ts";
+import { type EventBody, SECURITY_SUBTYPES, type SessionEvent, type Usage } from "../events.ts";
 import { EventStream } from "../event-stream.ts";
 import type { Spec } from "../spec.ts";
-import type { ApprovalVerdict, Approver, Handle, InjectReceipt, SendReceipt } from "../types.ts";
+import type {
+  ApprovalVerdict,
+  Approver,
+  Handle,
+  InjectReceipt,
+  SendReceipt,
+  StopCode,
+  StopDetail,
+} from "../types.ts";
 import {
   mapNotification,
   type McpToolCallInfo,
@@ -535,15 +536,12 @@ export class CodexHandle implements Handle {
    * Stops the session: interrupt, unsubscribe, `error{context_cancelled}` (or `code`, with
    * `detail`'s message and budget), close. Idempotent.
    */
-  stop(
-    code: ErrorCode = "context_cancelled",
-    detail?: { message: string; budget?: BudgetReport },
-  ): Promise<void> {
+  stop(code: StopCode = "context_cancelled", detail?: StopDetail): Promise<void> {
     this.#stopping ??= this.#stop(code, detail);
     return this.#stopping;
   }
 
-  async #stop(code: ErrorCode, detail?: { message: string; budget?: BudgetReport }): Promise<void> {
+  async #stop(code: StopCode, detail?: StopDetail): Promise<void> {
     this.#closing = true;
     this.#queue.length = 0;
     const turn = this.#active;
@@ -608,7 +606,7 @@ function sameUsage(a: Usage, b: Usage): boolean {
     a.outputTokens === b.outputTokens && a.reasoningTokens === b.reasoningTokens;
 }
 
-function stopMessage(code: ErrorCode): string {
+function stopMessage(code: StopCode): string {
   switch (code) {
     case "daemon_shutdown":
       return "The daemon is shutting down";

@@ -4,8 +4,8 @@
  */
 import { CORE_ENV_NAMES, LOCALE_PREFIX } from "./child-env.ts";
 import path from "node:path";
-import { InvalidInput } from "../../errors.ts";
 import type { McpServer, PermissionMode, Spec } from "../spec.ts";
+import type { IgnoredField, PlanOptions } from "../types.ts";
 
 export type ApprovalPolicy = "untrusted" | "on-request" | "never";
 export type SandboxMode = "read-only" | "workspace-write" | "danger-full-access";
@@ -44,11 +44,6 @@ export interface ConfigBatchWriteParams {
   reloadUserConfig: boolean;
 }
 
-export interface IgnoredField {
-  field: keyof Spec;
-  reason: string;
-}
-
 export interface SpawnPlan {
   threadStart: ThreadStartParams;
   /** The first turn's params; `threadId` is filled in once `thread/start` answered. */
@@ -58,9 +53,7 @@ export interface SpawnPlan {
   ignoredFields: IgnoredField[];
 }
 
-export interface PlanOptions {
-  /** Whether the session's fleet policy lets it use `bypassPermissions`. */
-  allowBypass?: boolean;
+export interface CodexPlanOptions extends PlanOptions {
   /** Daemon-wide MCP servers from the configuration. */
   daemonMcpServers?: Record<string, McpServer>;
   /**
@@ -68,11 +61,6 @@ export interface PlanOptions {
    * each gets the same `untrusted` entries as `cwd`.
    */
   cwdAliases?: readonly string[];
-  /**
-   * The spec's keys as the caller sent them, before defaults (`policy`, `onBusy`, … filled in by
-   * the schema): `ignoredFields` names only these. Without it every field with a value counts.
-   */
-  fieldsSet?: readonly string[];
   /** Absolute paths the sandbox denies every command reads of (read-denied.ts). */
   readDenied?: readonly string[];
 }
@@ -250,11 +238,15 @@ export function sandboxProfileConfig(
   };
 }
 
-/** The codex approval policy and sandbox for a permission mode, so the bridge sees every call. */
+/**
+ * The codex approval policy and sandbox for a permission mode, so the bridge sees every call.
+ * Whether a fleet may use `bypassPermissions` is not decided here: the spec guard refuses it
+ * under a policy without `allowBypass: true` (src/approval/spec-guard.ts), before any provider
+ * sees the spec.
+ */
 export function codexPermissions(
   mode: PermissionMode,
   sandbox: SandboxMode | undefined,
-  allowBypass: boolean,
 ): { approvalPolicy: ApprovalPolicy; sandbox: SandboxMode } {
   switch (mode) {
     case "default":
@@ -263,14 +255,6 @@ export function codexPermissions(
     case "plan":
       return { approvalPolicy: "untrusted", sandbox: "read-only" };
     case "bypassPermissions":
-      if (!allowBypass) {
-        throw new InvalidInput(
-          "Cannot spawn session: permissionMode bypassPermissions would let codex run commands " +
-            "without asking, so the built-in safety rules could not run; the fleet policy must " +
-            "set allowBypass: true",
-          "permissionMode",
-        );
-      }
       return { approvalPolicy: "never", sandbox: sandbox ?? "danger-full-access" };
   }
 }
@@ -280,12 +264,8 @@ export function textInput(text: string): TextInput[] {
 }
 
 /** The `thread/start` params for a spec (also the overrides `thread/resume` sends). */
-export function planThread(spec: Spec, options: PlanOptions = {}): ThreadStartParams {
-  const permissions = codexPermissions(
-    spec.permissionMode,
-    spec.sandbox,
-    options.allowBypass ?? false,
-  );
+export function planThread(spec: Spec, options: CodexPlanOptions = {}): ThreadStartParams {
+  const permissions = codexPermissions(spec.permissionMode, spec.sandbox);
   const config = pinnedConfig(spec.cwd, spec.env, options.cwdAliases);
   const sandbox = permissions.sandbox;
   if (sandbox !== "danger-full-access") {
@@ -315,7 +295,7 @@ export function planTurn(spec: Spec, prompt: string): Omit<TurnStartParams, "thr
   };
 }
 
-export function planSpawn(spec: Spec, options: PlanOptions = {}): SpawnPlan {
+export function planSpawn(spec: Spec, options: CodexPlanOptions = {}): SpawnPlan {
   const daemonServers = options.daemonMcpServers ?? {};
   return {
     threadStart: planThread(spec, options),

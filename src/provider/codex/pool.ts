@@ -23,15 +23,20 @@
 import { readFileSync } from "node:fs";
 import { errorMessage, ProviderUnavailable } from "../../errors.ts";
 import type { CodexHandle } from "./handle.ts";
-import type { CodexProvider } from "./provider.ts";
+import type { SpawnPlan } from "./plan.ts";
+import { CODEX_CAPABILITIES, type CodexProvider } from "./provider.ts";
 import type { Spec } from "../spec.ts";
-import type { Capabilities, Handle, ResumeOptions, SpawnOptions } from "../types.ts";
-import {
-  type BackoffPolicy,
-  CodexSupervisor,
-  type SupervisorState,
-  type SupervisorStatus,
-} from "./supervisor.ts";
+import type {
+  Capabilities,
+  Handle,
+  PlanOptions,
+  Provider,
+  ProviderState,
+  ProviderStatus,
+  ResumeOptions,
+  SessionPlan,
+} from "../types.ts";
+import { type BackoffPolicy, CodexSupervisor } from "./supervisor.ts";
 
 type Log = (level: "info" | "warn" | "error", message: string, data?: unknown) => void;
 
@@ -59,7 +64,7 @@ export interface PoolOptions {
   log?: Log;
 }
 
-export type ChildState = SupervisorState | "draining";
+export type ChildState = ProviderState | "draining";
 
 export interface ChildInfo {
   /** Stable per child for the daemon's lifetime (a replacement gets a new one). */
@@ -72,20 +77,13 @@ export interface ChildInfo {
   restarts: number;
 }
 
-export interface PoolStatus extends SupervisorStatus {
+export interface PoolStatus extends ProviderStatus {
   children: ChildInfo[];
 }
 
 export interface RestartReport {
   replaced: number;
   failed: Array<{ child: number; error: string }>;
-}
-
-/** What the session manager asks of its codex: spawn and resume sessions, report health. */
-export interface PoolProvider {
-  capabilities(): Capabilities;
-  spawn(spec: Spec, options?: SpawnOptions): Promise<Handle>;
-  resume(sessionId: string, spec: Spec, options: ResumeOptions): Promise<Handle>;
 }
 
 interface Slot {
@@ -96,7 +94,9 @@ interface Slot {
   watched: WeakSet<CodexProvider>;
 }
 
-export class CodexPool {
+/** The codex provider as the daemon sees it: every child of the pool, as one Provider. */
+export class CodexPool implements Provider {
+  readonly name = "codex";
   readonly #o: PoolOptions;
   #slots: Slot[] = [];
   #nextId = 0;
@@ -104,18 +104,12 @@ export class CodexPool {
   #restarting: Promise<RestartReport> | undefined;
   readonly #recycling = new Set<number>();
   #timer: { cancel(): void } | undefined;
-  readonly #facade: PoolProvider;
 
   constructor(options: PoolOptions) {
     if (!Number.isInteger(options.size) || options.size < 1) {
       throw new Error(`codex.pool must be a positive integer (got ${options.size})`);
     }
     this.#o = options;
-    this.#facade = {
-      capabilities: () => this.#placeable()[0]!.supervisor.provider!.capabilities(),
-      spawn: (spec, options) => this.#leastLoaded().spawn(spec, options),
-      resume: (sessionId, spec, options) => this.#resume(sessionId, spec, options),
-    };
   }
 
   /** Starts every child; resolves once each attempt finished (ready or degraded). */
@@ -131,14 +125,40 @@ export class CodexPool {
     return Promise.race(this.#slots.map((slot) => slot.supervisor.whenReady()));
   }
 
-  /** Places sessions on the children; undefined while no child can take one. */
-  get provider(): PoolProvider | undefined {
-    return this.#placeable().length > 0 ? this.#facade : undefined;
-  }
-
   /** The children's providers that run (draining ones included). */
   get providers(): CodexProvider[] {
     return this.#slots.flatMap((slot) => slot.supervisor.provider ?? []);
+  }
+
+  capabilities(): Capabilities {
+    return CODEX_CAPABILITIES;
+  }
+
+  /** @throws ProviderUnavailable while no child can take a session (the message says when). */
+  assertAvailable(action: string): void {
+    if (this.#placeable().length > 0) return;
+    const status = this.status();
+    throw new ProviderUnavailable(
+      `Cannot ${action}: codex app-server is ${status.state}` +
+        (status.lastError ? ` (${status.lastError})` : "") +
+        (status.nextAttemptInMs !== undefined
+          ? `; next start in ${status.nextAttemptInMs} ms`
+          : ""),
+    );
+  }
+
+  /**
+   * Plans on a ready child (every child has the same configuration); the plan's spawn goes to
+   * the least-loaded child when it runs, its resume back to the thread's last child.
+   */
+  async plan(spec: Spec, options: PlanOptions = {}): Promise<SessionPlan> {
+    const planned = await this.#leastLoaded().plan(spec, options);
+    return {
+      ignoredFields: planned.ignoredFields,
+      spawn: (spawnOptions) => this.#leastLoaded().spawnPlanned(spec, planned.codex, spawnOptions),
+      resume: (sessionId, resumeOptions) =>
+        this.#resume(sessionId, spec, planned.codex, resumeOptions),
+    };
   }
 
   /** With one child, exactly its supervisor's status; with more, the pool's in the same terms. */
@@ -149,7 +169,7 @@ export class CodexPool {
     if (serving.length === 1) return { ...serving[0].supervisor.status(), children };
     const ready = statuses.find((s) => s.state === "ready");
     const notReady = statuses.find((s) => s.state !== "ready");
-    const state: SupervisorState = this.#stopped
+    const state: ProviderState = this.#stopped
       ? "stopped"
       : !notReady
       ? "ready"
@@ -194,8 +214,8 @@ export class CodexPool {
     return slot?.supervisor.stderrTail(lines) ?? [];
   }
 
-  /** Stops every child (their sessions end with `daemon_shutdown`). */
-  async stop(): Promise<void> {
+  /** Stops every child (their sessions end with `daemon_shutdown`). Idempotent. */
+  async shutdown(): Promise<void> {
     this.#stopped = true;
     this.#timer?.cancel();
     await Promise.all(this.#slots.map((slot) => slot.supervisor.stop()));
@@ -307,13 +327,18 @@ export class CodexPool {
    * Back to the child that last held the thread while it runs (it may still hold it loaded, and
    * locked); from a draining child the thread is released first; anywhere otherwise.
    */
-  async #resume(sessionId: string, spec: Spec, options: ResumeOptions): Promise<Handle> {
+  async #resume(
+    sessionId: string,
+    spec: Spec,
+    plan: SpawnPlan,
+    options: ResumeOptions,
+  ): Promise<Handle> {
     const owner = this.#slots.find((slot) =>
       slot.supervisor.provider?.opened(options.threadId) ?? false
     );
     const ownerProvider = owner?.supervisor.provider;
     if (owner && ownerProvider && !owner.draining) {
-      return await ownerProvider.resume(sessionId, spec, options);
+      return await ownerProvider.resumePlanned(sessionId, spec, plan, options);
     }
     if (ownerProvider) {
       const live = ownerProvider.handles.get(sessionId);
@@ -325,7 +350,7 @@ export class CodexPool {
         })
       );
     }
-    return await this.#leastLoaded().resume(sessionId, spec, options);
+    return await this.#leastLoaded().resumePlanned(sessionId, spec, plan, options);
   }
 
   /**

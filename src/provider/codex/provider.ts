@@ -9,14 +9,17 @@ import type {
   Approver,
   Capabilities,
   Handle,
+  PlanOptions,
   Provider,
+  ProviderStatus,
   ResumeOptions,
+  SessionPlan,
   SpawnOptions,
   TranscriptEntry,
 } from "../types.ts";
 import { CodexHandle } from "./handle.ts";
 import { isQuiet, unhandledNotifications } from "./event-map.ts";
-import { mcpBatchWrite, planSpawn, planThread } from "./plan.ts";
+import { mcpBatchWrite, planSpawn, planThread, type SpawnPlan } from "./plan.ts";
 import type { CodexChild } from "./child.ts";
 
 export const CODEX_CAPABILITIES: Capabilities = Object.freeze({
@@ -35,8 +38,6 @@ export interface CodexProviderOptions {
   /** A started child with its connection (see `startCodexChild`). */
   child: CodexChild;
   approver: Approver;
-  /** Whether a fleet policy lets its sessions use `bypassPermissions`. */
-  allowsBypass?: (policy: string) => boolean;
   daemonMcpServers?: Record<string, McpServer>;
   /** Absolute paths no sandboxed command may read (read-denied.ts), for every thread. */
   readDenied?: readonly string[];
@@ -45,14 +46,21 @@ export interface CodexProviderOptions {
   now?: () => Date;
 }
 
-type ProviderState = "ready" | "crashed" | "stopped";
+/** The child's life: `crashed` when it exited on its own. */
+type ChildLife = "ready" | "crashed" | "stopped";
+
+/** A plan of this provider's: the codex params, and the spec they came from. */
+export interface CodexSessionPlan extends SessionPlan {
+  readonly spec: Spec;
+  readonly codex: SpawnPlan;
+}
 
 export class CodexProvider implements Provider {
   readonly name = "codex";
   readonly #options: CodexProviderOptions;
   readonly #child: CodexChild;
   readonly #handles = new Map<string, CodexHandle>();
-  #state: ProviderState = "ready";
+  #state: ChildLife = "ready";
   #exitReason: string | undefined;
   #mcpPushed: Promise<void> | undefined;
   readonly #crashListeners: Array<(reason: string) => void> = [];
@@ -75,7 +83,7 @@ export class CodexProvider implements Provider {
     this.#child.onExit((reason) => this.#onChildExit(reason));
   }
 
-  get state(): ProviderState {
+  get state(): ChildLife {
     return this.#state;
   }
 
@@ -188,7 +196,6 @@ export class CodexProvider implements Provider {
     this.#assertReady("move session");
     const spec = handle.spec;
     const overrides = planThread(spec, {
-      allowBypass: this.#options.allowsBypass?.(spec.policy) ?? false,
       cwdAliases: await cwdAliases(spec.cwd),
       ...(this.#options.readDenied && { readDenied: this.#options.readDenied }),
     });
@@ -214,14 +221,52 @@ export class CodexProvider implements Provider {
     return CODEX_CAPABILITIES;
   }
 
-  async spawn(spec: Spec, options: SpawnOptions = {}): Promise<Handle> {
-    this.#assertReady("spawn session");
-    const plan = planSpawn(spec, {
-      allowBypass: this.#options.allowsBypass?.(spec.policy) ?? false,
+  status(): ProviderStatus {
+    return {
+      state: this.#state === "ready" ? "ready" : this.#state === "crashed" ? "degraded" : "stopped",
+      ...(this.#state === "ready" && this.pid !== undefined && { pid: this.pid }),
+      ...(this.version !== undefined && { version: this.version }),
+      restarts: 0,
+      ...(this.#exitReason !== undefined &&
+        { lastError: `codex app-server exited (${this.#exitReason})` }),
+    };
+  }
+
+  assertAvailable(action: string): void {
+    this.#assertReady(action);
+  }
+
+  /** Translates a spec for codex (`planSpawn`); the plan's spawn and resume run on this child. */
+  async plan(spec: Spec, options: PlanOptions = {}): Promise<CodexSessionPlan> {
+    const codex = planSpawn(spec, {
       ...(this.#options.daemonMcpServers && { daemonMcpServers: this.#options.daemonMcpServers }),
       cwdAliases: await cwdAliases(spec.cwd),
       ...(this.#options.readDenied && { readDenied: this.#options.readDenied }),
+      ...(options.fieldsSet && { fieldsSet: options.fieldsSet }),
     });
+    return {
+      spec,
+      codex,
+      ignoredFields: codex.ignoredFields,
+      spawn: (spawnOptions) => this.spawnPlanned(spec, codex, spawnOptions),
+      resume: (sessionId, resumeOptions) =>
+        this.resumePlanned(sessionId, spec, codex, resumeOptions),
+    };
+  }
+
+  /** Plans and spawns in one call (tests, and callers with no use for the plan). */
+  async spawn(spec: Spec, options: SpawnOptions = {}): Promise<Handle> {
+    return await (await this.plan(spec)).spawn(options);
+  }
+
+  /** Plans and resumes in one call. */
+  async resume(sessionId: string, spec: Spec, options: ResumeOptions): Promise<Handle> {
+    return await (await this.plan(spec)).resume(sessionId, options);
+  }
+
+  /** Starts a session on this child with a plan made by any child of the same configuration. */
+  async spawnPlanned(spec: Spec, plan: SpawnPlan, options: SpawnOptions = {}): Promise<Handle> {
+    this.#assertReady("spawn session");
     const sessionId = options.sessionId ?? this.#newSessionId();
     await this.#pushMcpConfig(sessionId);
     const started = await this.#child.rpc.request(
@@ -240,15 +285,17 @@ export class CodexProvider implements Provider {
     return handle;
   }
 
-  async resume(sessionId: string, spec: Spec, options: ResumeOptions): Promise<Handle> {
+  /** Resumes a session's thread on this child (see `spawnPlanned`). */
+  async resumePlanned(
+    sessionId: string,
+    spec: Spec,
+    plan: SpawnPlan,
+    options: ResumeOptions,
+  ): Promise<Handle> {
     this.#assertReady("resume session");
     const live = this.#handles.get(sessionId);
     if (live) await live.stop();
-    const overrides = planThread(spec, {
-      allowBypass: this.#options.allowsBypass?.(spec.policy) ?? false,
-      cwdAliases: await cwdAliases(spec.cwd),
-      ...(this.#options.readDenied && { readDenied: this.#options.readDenied }),
-    });
+    const overrides = plan.threadStart;
     await this.#pushMcpConfig(sessionId);
     let threadId = options.threadId;
     let prompt = spec.prompt;

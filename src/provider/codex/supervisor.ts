@@ -5,9 +5,8 @@
  * not spin: the backoff holds and `status()` says `degraded` with the last error.
  */
 import { errorMessage } from "../../errors.ts";
+import type { ProviderState, ProviderStatus } from "../types.ts";
 import type { CodexProvider } from "./provider.ts";
-
-export type SupervisorState = "starting" | "ready" | "degraded" | "stopping" | "stopped";
 
 export interface BackoffPolicy {
   initialMs: number;
@@ -35,31 +34,10 @@ export interface SupervisorOptions {
   onReady?: (provider: CodexProvider) => void;
 }
 
-export interface SupervisorStatus {
-  state: SupervisorState;
-  pid?: number;
-  version?: string;
-  restarts: number;
-  lastError?: string;
-  nextAttemptInMs?: number;
-}
-
-/**
- * What the session manager needs of its codex: one supervised child (CodexSupervisor) or a
- * pool of them (pool.ts).
- */
-export interface CodexFleet {
-  /** Takes sessions; undefined while no codex child can. */
-  readonly provider: Pick<CodexProvider, "spawn" | "resume" | "capabilities"> | undefined;
-  status(): SupervisorStatus;
-  stderrTail(lines?: number): string[];
-  stop(): Promise<void>;
-}
-
 export class CodexSupervisor {
   readonly #options: SupervisorOptions;
   readonly #backoff: BackoffPolicy;
-  #state: SupervisorState = "starting";
+  #state: ProviderState = "starting";
   #provider: CodexProvider | undefined;
   #failures = 0;
   #restarts = 0;
@@ -99,7 +77,7 @@ export class CodexSupervisor {
     return this.#provider?.stderrTail(lines) ?? [];
   }
 
-  status(): SupervisorStatus {
+  status(): ProviderStatus {
     const provider = this.#provider;
     return {
       state: this.#state,
