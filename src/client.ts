@@ -26,7 +26,7 @@ export class CodexdApiError extends CodexdError {
     message: string,
     readonly details?: unknown,
   ) {
-    // The daemon answers only ErrorCode codes (src/daemon/app.ts); another codexd version could
+    // The daemon answers only ErrorCode codes (src/daemon/api-errors.ts); another codexd version could
     // answer one this client does not know, and it still gets here as sent.
     super(code as ErrorCode, message);
   }

@@ -9,7 +9,7 @@
 
 /**
  * Every string code codexd raises: in a {@link CodexdError}, or in an API error answer
- * (`{"error":{"code"}}`; src/daemon/app.ts maps each to its HTTP status). Session event codes
+ * (`{"error":{"code"}}`; src/daemon/api-errors.ts maps each to its HTTP status). Session event codes
  * (`turn_failed`, `app_server_crashed`, …) are events, not errors: see src/provider/events.ts.
  */
 export type ErrorCode =
@@ -22,6 +22,9 @@ export type ErrorCode =
   | "shadow_policy"
   | "unauthorized"
   | "cross_origin"
+  // the console (/ui): a form posted from another site, a missing or wrong CSRF token
+  | "cross_site"
+  | "csrf"
   | "misdirected_request"
   | "not_found"
   | "method_not_allowed"

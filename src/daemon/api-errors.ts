@@ -56,6 +56,8 @@ export const STATUS_BY_CODE = {
   shadow_policy: 400,
   unauthorized: 401,
   cross_origin: 403,
+  cross_site: 403,
+  csrf: 403,
   session_not_found: 404,
   approval_not_found: 404,
   not_found: 404,

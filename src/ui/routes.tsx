@@ -12,9 +12,10 @@ import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { getCookie, setCookie } from "hono/cookie";
 import type { JSX } from "hono/jsx/jsx-runtime";
-import { CodexdError, errorMessage } from "../errors.ts";
+import { CodexdError, type ErrorCode, errorMessage } from "../errors.ts";
 import type { Logger } from "../log.ts";
 import * as S from "../api/schemas.ts";
+import { STATUS_BY_CODE } from "../daemon/api-errors.ts";
 import type { SessionService } from "../daemon/service.ts";
 import { cookieName, csrfMatches, UiAuth, type UiSession } from "./auth.ts";
 import {
@@ -66,25 +67,9 @@ const SECURITY_HEADERS: Record<string, string> = {
   "cross-origin-resource-policy": "same-origin",
 };
 
-const STATUS_BY_CODE: Record<string, number> = {
-  invalid_input: 400,
-  unknown_policy: 400,
-  shadow_policy: 400,
-  session_not_found: 404,
-  approval_not_found: 404,
-  no_active_turn: 409,
-  wrong_state: 409,
-  approval_decided: 409,
-  service_unavailable: 503,
-  provider_unavailable: 503,
-  connection_closed: 503,
-  request_timeout: 504,
-  request_aborted: 503,
-};
-
 /** Refusals of a console request, with the status they answer. */
 class UiRefusal extends Error {
-  constructor(readonly status: number, readonly code: string, message: string) {
+  constructor(readonly status: number, readonly code: ErrorCode, message: string) {
     super(message);
   }
 }
@@ -234,8 +219,9 @@ export function mountUi(app: OpenAPIHono, options: UiOptions): void {
     if (error instanceof UiRefusal) {
       return { status: error.status, code: error.code, message: error.message };
     }
-    if (error instanceof CodexdError && STATUS_BY_CODE[error.code] !== undefined) {
-      return { status: STATUS_BY_CODE[error.code]!, code: error.code, message: error.message };
+    // The API's status of each code (a 429 for a spent budget, a 500 for a corrupt store, …).
+    if (error instanceof CodexdError) {
+      return { status: STATUS_BY_CODE[error.code], code: error.code, message: error.message };
     }
     return { status: 500, code: "internal", message: `Internal error: ${errorMessage(error)}` };
   };
