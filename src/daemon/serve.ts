@@ -252,10 +252,10 @@ async function assemble(
           codexHome: codex.home,
           daemonPaths: [config.stateDir, token.path],
         }),
-        log,
+        logger: logger.child({ codexPid: child.pid }),
       });
     },
-    log,
+    logger,
   });
   resources.defer(() => supervisor.shutdown());
   await supervisor.start();
@@ -333,7 +333,7 @@ async function assemble(
     // first takes their children's exit.
     onShutdownRequested: () => void stop(),
     ...(deps.now && { now: deps.now }),
-    log,
+    logger,
   });
   const app = createApp({
     service: sessions,

@@ -13,6 +13,7 @@ import { POLICY_DEFAULTS } from "../approval/policy-schema.ts";
 import type { PolicyStore } from "../approval/policy-store.ts";
 import { guardSpecOrThrow, type SpecGuardContext } from "../approval/spec-guard.ts";
 import { errorMessage, ProviderUnavailable, WrongState } from "../errors.ts";
+import type { Logger } from "../log.ts";
 import type { BudgetReport, SessionEvent } from "../provider/events.ts";
 import type { Spec } from "../provider/spec.ts";
 import type {
@@ -78,7 +79,7 @@ export interface SessionManagerOptions {
   /** Called when a client asked for shutdown (`POST /v1/shutdown`). */
   onShutdownRequested?: () => void;
   now?: () => Date;
-  log?: (level: "info" | "warn" | "error", message: string, data?: unknown) => void;
+  logger?: Logger;
 }
 
 interface Live {
@@ -460,7 +461,7 @@ export class SessionManager implements SessionService {
         }
       }
     } catch (error) {
-      this.#o.log?.("error", "session event pump failed", {
+      this.#o.logger?.error("session event pump failed", {
         sessionId,
         error: errorMessage(error),
       });
@@ -548,12 +549,12 @@ export class SessionManager implements SessionService {
   #stopForBudget(sessionId: string, live: Live, report: BudgetReport): void {
     if (live.budgetStopped) return;
     live.budgetStopped = true;
-    this.#o.log?.("info", "a token budget stopped a session", { sessionId, ...report });
+    this.#o.logger?.info("a token budget stopped a session", { sessionId, ...report });
     live.handle.stop("budget_exceeded", {
       message: `Stopped: ${describeExhausted(report, sessionId)}`,
       budget: report,
     }).catch((error) =>
-      this.#o.log?.("warn", "stopping a session over budget failed", {
+      this.#o.logger?.warn("stopping a session over budget failed", {
         sessionId,
         error: errorMessage(error),
       })

@@ -13,6 +13,8 @@ import type { Handle } from "../../src/provider/types.ts";
 import { connectFakePeer, type FakePeer, type PeerMessage } from "./fake-peer.ts";
 import { allowAll } from "./provider-fixture.ts";
 import { tmpdir } from "node:os";
+import type { Logger } from "../../src/log.ts";
+import { type LoggedLine, memoryLogger } from "./memory-logger.ts";
 
 export interface FakeAppServerOptions extends RouterOptions {
   /** Like codex: after answering turn/interrupt, send turn/completed with status interrupted. */
@@ -23,7 +25,9 @@ export class FakeAppServer implements AsyncDisposable {
   readonly connection: CodexRouter;
   readonly peer: FakePeer;
   readonly provider: CodexProvider;
-  readonly logs: Array<{ level: string; message: string }> = [];
+  readonly #logger: Logger;
+  /** What the provider and its handles logged, parsed (with their context). */
+  readonly logs: LoggedLine[];
   /** Requests of these methods get no answer, as many times as the count says (a stalled codex). */
   readonly stallNext = new Map<string, number>();
   readonly stalled: PeerMessage[] = [];
@@ -36,6 +40,7 @@ export class FakeAppServer implements AsyncDisposable {
   constructor(options: FakeAppServerOptions = {}) {
     const { interruptCompletes: _, ...rpcOptions } = options;
     this.#options = options;
+    ({ logger: this.#logger, lines: this.logs } = memoryLogger());
     // Each request is sent once unless a test asks for retries: fault tests count what arrives.
     const { connection, peer } = connectFakePeer({ retry: NO_RETRY, ...rpcOptions });
     this.connection = connection;
@@ -65,7 +70,7 @@ export class FakeAppServer implements AsyncDisposable {
     this.provider = new CodexProvider({
       child,
       approver: allowAll,
-      log: (level, message) => this.logs.push({ level, message }),
+      logger: this.#logger,
     });
   }
 

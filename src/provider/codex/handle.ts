@@ -8,6 +8,7 @@
  */
 import { z } from "zod";
 import { errorMessage, NoActiveTurn, RpcError, WrongState } from "../../errors.ts";
+import type { Logger } from "../../log.ts";
 import { type EventBody, SECURITY_SUBTYPES, type SessionEvent, type Usage } from "../events.ts";
 import { EventStream } from "../event-stream.ts";
 import type { Spec } from "../spec.ts";
@@ -53,7 +54,8 @@ export interface HandleOptions {
   setTimer?: (fn: () => void, ms: number) => { cancel(): void };
   /** Bound on the best-effort `turn/interrupt` / `thread/unsubscribe` sent while stopping. */
   stopRequestTimeoutMs?: number;
-  log?: (message: string, data?: Record<string, unknown>) => void;
+  /** The session's logger (its context names the session). */
+  logger?: Logger;
 }
 
 interface ActiveTurn {
@@ -157,7 +159,7 @@ export class CodexHandle implements Handle {
       const next = this.#queue.shift();
       if (next !== undefined && !this.#closing) {
         this.startTurn(next).catch((error) =>
-          this.#options.log?.("queued turn failed to start", { error: errorMessage(error) })
+          this.#options.logger?.warn("queued turn failed to start", { error: errorMessage(error) })
         );
       }
     }
@@ -374,7 +376,7 @@ export class CodexHandle implements Handle {
     const next = this.#queue.shift();
     if (next !== undefined && !this.#closing) {
       this.startTurn(next).catch((error) =>
-        this.#options.log?.("queued turn failed to start", { error: errorMessage(error) })
+        this.#options.logger?.warn("queued turn failed to start", { error: errorMessage(error) })
       );
     } else if (!this.#closing) this.#onIdle?.(this);
   }
@@ -393,7 +395,7 @@ export class CodexHandle implements Handle {
     if (mapped.invalid) {
       this.stats.invalidNotifications++;
       unhandledNotifications.count(method, "invalid");
-      this.#options.log?.("invalid notification", { detail: mapped.invalid });
+      this.#options.logger?.warn("invalid notification", { detail: mapped.invalid });
     }
     if (mapped.fileChange) this.#rememberFileChange(mapped.fileChange);
     if (mapped.mcpToolCallStarted) {
@@ -428,7 +430,7 @@ export class CodexHandle implements Handle {
       const done = mapped.turnCompleted;
       if (this.#finishedTurns.has(done.id)) return; // timed out or stopped earlier
       if (!turn) {
-        this.#options.log?.("turn/completed for no active turn", { turnId: done.id });
+        this.#options.logger?.warn("turn/completed for no active turn", { turnId: done.id });
         return;
       }
       this.#turnIdKnown(turn, done.id);
@@ -591,7 +593,7 @@ export class CodexHandle implements Handle {
         timeoutMs: this.#options.stopRequestTimeoutMs ?? 2000,
       });
     } catch (error) {
-      this.#options.log?.(`${method} failed while stopping`, { error: errorMessage(error) });
+      this.#options.logger?.warn(`${method} failed while stopping`, { error: errorMessage(error) });
     }
   }
 }

@@ -22,6 +22,7 @@
  */
 import { readFileSync } from "node:fs";
 import { errorMessage, ProviderUnavailable } from "../../errors.ts";
+import type { Logger } from "../../log.ts";
 import type { CodexHandle } from "./handle.ts";
 import type { SpawnPlan } from "./plan.ts";
 import { CODEX_CAPABILITIES, type CodexProvider } from "./provider.ts";
@@ -37,8 +38,6 @@ import type {
   SessionPlan,
 } from "../types.ts";
 import { type BackoffPolicy, CodexSupervisor } from "./supervisor.ts";
-
-type Log = (level: "info" | "warn" | "error", message: string, data?: unknown) => void;
 
 export interface RecycleLimits {
   /** A child whose resident memory passes this is replaced (bytes). */
@@ -61,7 +60,7 @@ export interface PoolOptions {
   /** A child's resident memory in bytes (default: VmRSS of /proc/<pid>/status). */
   readRss?: (pid: number) => number | undefined;
   startStderr?: () => string[];
-  log?: Log;
+  logger?: Logger;
 }
 
 export type ChildState = ProviderState | "draining";
@@ -292,10 +291,7 @@ export class CodexPool implements Provider {
       ...(this.#o.now && { now: this.#o.now }),
       ...(this.#o.setTimer && { setTimer: this.#o.setTimer }),
       ...(this.#o.startStderr && { startStderr: this.#o.startStderr }),
-      ...(this.#o.log && {
-        log: (level, message, data) =>
-          this.#o.log!(level, message, { child: slot.id, ...(data as object) }),
-      }),
+      ...(this.#o.logger && { logger: this.#o.logger.child({ child: slot.id }) }),
       onReady: (provider) => this.#watch(slot, provider),
     });
     return slot;
@@ -344,7 +340,7 @@ export class CodexPool implements Provider {
       const live = ownerProvider.handles.get(sessionId);
       if (live) await live.stop();
       await ownerProvider.releaseThread(options.threadId).catch((error) =>
-        this.#o.log?.("warn", "could not release a thread on a draining child", {
+        this.#o.logger?.warn("could not release a thread on a draining child", {
           child: owner!.id,
           error: errorMessage(error),
         })
@@ -359,13 +355,13 @@ export class CodexPool implements Provider {
    */
   async #replace(old: Slot, why: string): Promise<string | undefined> {
     const fresh = this.#newSlot();
-    this.#o.log?.("info", "replacing codex app-server", { child: old.id, by: fresh.id, why });
+    this.#o.logger?.info("replacing codex app-server", { child: old.id, by: fresh.id, why });
     await fresh.supervisor.start();
     const target = fresh.supervisor.provider;
     if (!target || this.#stopped) {
       const error = fresh.supervisor.status().lastError ?? "the new child did not start";
       await fresh.supervisor.stop();
-      this.#o.log?.("error", "codex app-server not replaced", { child: old.id, error });
+      this.#o.logger?.error("codex app-server not replaced", { child: old.id, error });
       return error;
     }
     // The new child takes the old one's place; the old one only finishes what it runs.
@@ -387,7 +383,7 @@ export class CodexPool implements Provider {
     }
     await old.supervisor.stop();
     this.#slots = this.#slots.filter((slot) => slot !== old);
-    this.#o.log?.("info", "codex app-server replaced", { child: old.id, by: fresh.id });
+    this.#o.logger?.info("codex app-server replaced", { child: old.id, by: fresh.id });
     return undefined;
   }
 
@@ -402,7 +398,7 @@ export class CodexPool implements Provider {
           to = this.#leastLoaded();
           return await to.adopt(handle);
         } catch (error) {
-          this.#o.log?.("warn", "could not move a session; it stays on its child", {
+          this.#o.logger?.warn("could not move a session; it stays on its child", {
             sessionId: handle.sessionId,
             error: errorMessage(error),
           });
@@ -422,7 +418,7 @@ export class CodexPool implements Provider {
         if (slot?.draining && handle.idle) void this.#move(handle, to);
       }
     } catch (error) {
-      this.#o.log?.("warn", "moving a session failed", {
+      this.#o.logger?.warn("moving a session failed", {
         sessionId: handle.sessionId,
         error: errorMessage(error),
       });

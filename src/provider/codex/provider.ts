@@ -4,6 +4,7 @@
  */
 import { realpath } from "node:fs/promises";
 import { ProviderUnavailable, RpcError } from "../../errors.ts";
+import type { Logger } from "../../log.ts";
 import type { McpServer, Spec } from "../spec.ts";
 import type {
   Approver,
@@ -41,7 +42,7 @@ export interface CodexProviderOptions {
   daemonMcpServers?: Record<string, McpServer>;
   /** Absolute paths no sandboxed command may read (read-denied.ts), for every thread. */
   readDenied?: readonly string[];
-  log?: (level: "debug" | "info" | "warn" | "error", message: string, data?: unknown) => void;
+  logger?: Logger;
   newSessionId?: () => string;
   now?: () => Date;
 }
@@ -77,7 +78,7 @@ export class CodexProvider implements Provider {
     const rpc = this.#child.rpc;
     rpc.onServerRequest((request) => this.#onServerRequest(request));
     rpc.onNotification((method) => {
-      this.#log("debug", "notification with no session", { method });
+      this.#options.logger?.debug("notification with no session", { method });
       if (!isQuiet(method)) unhandledNotifications.count(method, "no_session");
     });
     this.#child.onExit((reason) => this.#onChildExit(reason));
@@ -390,7 +391,7 @@ export class CodexProvider implements Provider {
       onClose: (h) => this.#onHandleClosed(h),
       onIdle: (h) => this.#onHandleIdle(h),
       ...(this.#options.now && { now: this.#options.now }),
-      log: (message, data) => this.#log("warn", message, { sessionId, ...data }),
+      ...(this.#options.logger && { logger: this.#options.logger.child({ sessionId }) }),
     });
     this.#handles.set(sessionId, handle);
     this.#threads.add(threadId);
@@ -419,7 +420,7 @@ export class CodexProvider implements Provider {
       () => undefined,
       (error: unknown) => {
         if (error instanceof RpcError && error.code === -32601) {
-          this.#log("warn", "codex does not support config/batchWrite", { sessionId });
+          this.#options.logger?.warn("codex does not support config/batchWrite", { sessionId });
           return;
         }
         this.#mcpPushed = undefined; // try again with the next session
@@ -449,7 +450,10 @@ export class CodexProvider implements Provider {
     if (this.#state !== "ready") return;
     this.#state = "crashed";
     this.#exitReason = reason;
-    this.#log("error", "codex app-server exited", { reason, sessions: this.#handles.size });
+    this.#options.logger?.error("codex app-server exited", {
+      reason,
+      sessions: this.#handles.size,
+    });
     for (const handle of [...this.#handles.values()]) handle.crashed(reason);
     for (const listener of this.#crashListeners) listener(reason);
     this.#notifyIfEmpty();
@@ -466,10 +470,6 @@ export class CodexProvider implements Provider {
 
   #newSessionId(): string {
     return this.#options.newSessionId?.() ?? `ses_${crypto.randomUUID().replaceAll("-", "")}`;
-  }
-
-  #log(level: "debug" | "info" | "warn" | "error", message: string, data?: unknown): void {
-    this.#options.log?.(level, message, data);
   }
 }
 

@@ -5,6 +5,7 @@
  * not spin: the backoff holds and `status()` says `degraded` with the last error.
  */
 import { errorMessage } from "../../errors.ts";
+import type { Logger } from "../../log.ts";
 import type { ProviderState, ProviderStatus } from "../types.ts";
 import type { CodexProvider } from "./provider.ts";
 
@@ -27,7 +28,7 @@ export interface SupervisorOptions {
   backoff?: BackoffPolicy;
   now?: () => number;
   setTimer?: (fn: () => void, ms: number) => { cancel(): void };
-  log?: (level: "info" | "warn" | "error", message: string, data?: unknown) => void;
+  logger?: Logger;
   /** The last stderr lines of a child that failed to start (it never became a provider). */
   startStderr?: () => string[];
   /** Called with each new provider (to re-push configuration, update metrics, ...). */
@@ -119,7 +120,7 @@ export class CodexSupervisor {
     } catch (error) {
       this.#lastError = errorMessage(error);
       this.#startFailed = true;
-      this.#options.log?.("error", "codex app-server failed to start", { error: this.#lastError });
+      this.#options.logger?.error("codex app-server failed to start", { error: this.#lastError });
       this.#scheduleRestart();
     }
   }
@@ -134,7 +135,7 @@ export class CodexSupervisor {
     const upFor = this.#now() - this.#startedAt;
     if (upFor >= this.#backoff.resetAfterMs) this.#failures = 0;
     this.#lastError = "codex app-server exited";
-    this.#options.log?.("warn", "codex app-server exited; restarting", { upForMs: upFor });
+    this.#options.logger?.warn("codex app-server exited; restarting", { upForMs: upFor });
     this.#scheduleRestart();
   }
 
