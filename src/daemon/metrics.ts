@@ -1,5 +1,3 @@
-import { unhandledNotifications } from "../provider/codex/event-map.ts";
-
 /**
  * A small Prometheus registry (text exposition format 0.0.4): counters, gauges and histograms
  * with labels, plus the daemon's own metric set. Small enough not to need a dependency.
@@ -196,7 +194,13 @@ export interface DaemonMetrics {
   budgetRefusals: Counter;
 }
 
-export function createDaemonMetrics(): DaemonMetrics {
+/** What the metrics read at each scrape from below the daemon. */
+export interface MetricSources {
+  /** The provider's tally of notifications it did not journal (codex/event-map.ts). */
+  unhandledNotifications?: () => Iterable<{ method: string; reason: string; count: number }>;
+}
+
+export function createDaemonMetrics(sources: MetricSources = {}): DaemonMetrics {
   const registry = new MetricsRegistry();
   const codexNotificationsUnhandled = registry.counter(
     "codexd_codex_notifications_unhandled_total",
@@ -205,7 +209,7 @@ export function createDaemonMetrics(): DaemonMetrics {
   );
   registry.collect(() => {
     codexNotificationsUnhandled.reset();
-    for (const { method, reason, count } of unhandledNotifications.entries()) {
+    for (const { method, reason, count } of sources.unhandledNotifications?.() ?? []) {
       codexNotificationsUnhandled.inc({ method, reason }, count);
     }
   });

@@ -23,12 +23,11 @@ import { errorMessage } from "../errors.ts";
 import { createLogger, type Logger } from "../log.ts";
 import { makePrivateDir, restrictUmask, tightenStateDir } from "../file-modes.ts";
 import { type AgentUser, resolveAgentUser } from "../provider/codex/agent-user.ts";
-import { startCodexChild } from "../provider/codex/child.ts";
 import type { RetryPolicy } from "../provider/codex/retry.ts";
 import { checkProtocolDrift, generateSchema } from "../provider/codex/drift.ts";
 import { resolveCodexBinary } from "../provider/codex/binary.ts";
-import { readDeniedPaths } from "../provider/codex/read-denied.ts";
-import { CodexProvider } from "../provider/codex/provider.ts";
+import { createCodexPool } from "../provider/codex/create-pool.ts";
+import { unhandledNotifications } from "../provider/codex/event-map.ts";
 import { serve } from "../runtime.ts";
 import { createApp } from "./app.ts";
 import { loadConfig, loadOrCreateToken, type ResolvedConfig } from "./config.ts";
@@ -134,9 +133,6 @@ export function daemonLogger(): Logger {
   return createLogger({ level: process.env.CODEXD_DEBUG ? "debug" : "info" });
 }
 
-/** stderr lines kept from a codex child that failed to start, for health. */
-const FAILED_START_STDERR_LINES = 20;
-
 /** The signals a daemon handles, from its start to its stop. */
 export const DAEMON_SIGNALS = ["SIGTERM", "SIGINT", "SIGHUP", "SIGUSR2"] as const;
 
@@ -200,60 +196,38 @@ async function assemble(
   const analyzer = deps.analyzer ?? await defaultShellAnalyzer();
   const policies = await PolicyStore.open(policiesDir(config, log), { analyzer, requireAll: true });
   const bridge = new ApprovalBridge(policies);
-  const metrics = createDaemonMetrics();
+  const metrics = createDaemonMetrics({
+    unhandledNotifications: () => unhandledNotifications.entries(),
+  });
 
   const problems: string[] = [];
-  // Starts beyond the pool's first children are restarts (after a crash, a recycle, an upgrade).
-  let initialStarts = config.codex.pool;
   // What new children start with; a rolling restart may reload it (bin, args, env).
   let codex = config.codex;
-  // A child that dies during start never becomes a provider to ask for its stderr: keep it here.
-  let startStderr: string[] = [];
   const recycle = config.codex.recycle;
-  const supervisor = new CodexPool({
+  const supervisor = createCodexPool({
     size: config.codex.pool,
-    ...(deps.backoff && { backoff: deps.backoff }),
+    settings: () => codex,
+    ...(agentUser && { user: agentUser }),
+    approver: bridge,
+    daemonMcpServers: config.mcpServers,
+    daemonPaths: [config.stateDir, token.path],
     recycle: {
       maxRssBytes: recycle.maxRssMiB * 1024 * 1024,
       maxStoppedThreads: recycle.maxStoppedThreads,
       intervalMs: recycle.checkIntervalSeconds * 1000,
     },
+    ...(deps.backoff && { backoff: deps.backoff }),
     ...(deps.readRss && { readRss: deps.readRss }),
-    startStderr: () => startStderr,
-    startProvider: async () => {
-      startStderr = [];
-      // What codex prints may quote its environment: its credentials stay out of the log.
-      const stderrScrubber = scrubberFor(envSecrets(process.env, codex.env));
-      const child = await startCodexChild({
-        codexHome: codex.home,
-        ...(codex.bin !== undefined && { binary: codex.bin }),
-        extraArgs: codex.args,
-        extraEnv: codex.env,
-        ...(agentUser && { user: agentUser }),
-        searchFrom: [process.cwd()],
-        ...(deps.rpcRetry && { retry: deps.rpcRetry }),
-        onRetry: ({ method }) => metrics.rpcRetries.inc({ method }),
-        log,
-        ...(stderrScrubber && { redact: (line: string) => stderrScrubber.text(line) }),
-        onStderr: (line) => {
-          startStderr.push(line);
-          if (startStderr.length > FAILED_START_STDERR_LINES) startStderr.shift();
-        },
-      });
-      if (child.pid !== undefined) ledger.recordChild(child.pid);
-      if (initialStarts > 0) initialStarts--;
-      else metrics.codexRestarts.inc();
-      return new CodexProvider({
-        child,
-        approver: bridge,
-        daemonMcpServers: config.mcpServers,
-        readDenied: readDeniedPaths({
-          home: agentUser ? agentUser.home : codex.env.HOME ?? process.env.HOME,
-          codexHome: codex.home,
-          daemonPaths: [config.stateDir, token.path],
-        }),
-        logger: logger.child({ codexPid: child.pid }),
-      });
+    ...(deps.rpcRetry && { retry: deps.rpcRetry }),
+    onRetry: ({ method }) => metrics.rpcRetries.inc({ method }),
+    onChildStarted: ({ pid, restart }) => {
+      if (pid !== undefined) ledger.recordChild(pid);
+      if (restart) metrics.codexRestarts.inc();
+    },
+    // What codex prints may quote its environment: its credentials stay out of the log.
+    stderrRedactor: (settings) => {
+      const scrubber = scrubberFor(envSecrets(process.env, settings.env));
+      return scrubber && ((line) => scrubber.text(line));
     },
     logger,
   });

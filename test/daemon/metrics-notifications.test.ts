@@ -30,7 +30,9 @@ test("/metrics counts the notifications a session got but codexd did not journal
   // Quiet ones are deliberate, not counted.
   handle.onNotification("thread/status/changed", { threadId: "th1", status: { type: "idle" } });
 
-  const metrics = createDaemonMetrics();
+  const metrics = createDaemonMetrics({
+    unhandledNotifications: () => unhandledNotifications.entries(),
+  });
   const app = createApp({ service: new FakeService(), token: TOKEN, metrics });
   const res = await app.request("/metrics", { headers: { authorization: `Bearer ${TOKEN}` } });
   expect(res.status).toBe(200);
