@@ -24,6 +24,16 @@ export interface SseOptions {
 
 const encoder = new TextEncoder();
 
+/** A batch of waiting events is cut at about this size, so one chunk never grows unbounded. */
+const MAX_CHUNK_CHARS = 64 * 1024;
+
+/**
+ * Raced against the source's next event: an already settled `next()` (the event sat in the
+ * journal's buffer) wins, since Promise.race settles with the first argument already settled.
+ */
+const NOT_READY_VALUE = Symbol("not ready");
+const NOT_READY = Promise.resolve(NOT_READY_VALUE);
+
 /** One SSE frame. JSON has no raw newlines, so `data:` is always one line. */
 export function formatEvent(event: StoredEvent): string {
   const type = event.type.replace(/[\r\n]/g, " ");
@@ -46,6 +56,8 @@ export function sseResponse(
   const abort = new AbortController();
   const timers = options.timers ?? defaultTimers;
   let iterator: AsyncIterator<StoredEvent> | undefined;
+  /** A `next()` asked for while batching that had no event ready yet: the next pull awaits it. */
+  let waiting: Promise<IteratorResult<StoredEvent>> | undefined;
   let keepAlive: unknown;
   let closed = false;
 
@@ -55,6 +67,8 @@ export function sseResponse(
     if (keepAlive !== undefined) timers.clearInterval(keepAlive);
     options.requestSignal?.removeEventListener("abort", onRequestAbort);
     abort.abort();
+    // A next() left waiting by the last batch settles once the source ends; nobody awaits it.
+    waiting?.catch(() => {});
     // Fire and forget: a generator parked in `await` finishes its return once it wakes.
     iterator?.return?.().catch(() => {});
     options.onClose?.();
@@ -78,17 +92,35 @@ export function sseResponse(
     },
     async pull(controller) {
       if (closed || !iterator) return;
+      let frames = "";
       try {
-        const next = await iterator.next();
+        let next = await (waiting ?? iterator.next());
+        waiting = undefined;
         if (closed) return;
+        // Events that are already waiting go out in one chunk: one write to the socket (and one
+        // read for the client) for a burst of streamed deltas instead of one per event.
+        while (!next.done) {
+          frames += formatEvent(next.value);
+          if (frames.length >= MAX_CHUNK_CHARS) break;
+          const following = iterator.next();
+          const ready = await Promise.race([following, NOT_READY]);
+          if (closed) return;
+          if (ready === NOT_READY_VALUE) {
+            waiting = following;
+            break;
+          }
+          next = ready;
+        }
+        if (frames !== "") controller.enqueue(encoder.encode(frames));
+        frames = "";
         if (next.done) {
           cleanup();
           controller.close();
-          return;
         }
-        controller.enqueue(encoder.encode(formatEvent(next.value)));
       } catch (error) {
         if (closed) return;
+        // What was read before the source failed still reaches the client.
+        if (frames !== "") controller.enqueue(encoder.encode(frames));
         options.onError?.(error);
         cleanup();
         controller.close();
