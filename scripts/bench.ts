@@ -5,7 +5,9 @@
  * model, so ratios compare like with like. Prints markdown tables on stdout (progress on stderr)
  * and writes every figure, the machine and the target checks to bench-results/<date>.json.
  *
- * Scenarios (scripts/bench/): turn-overhead, throughput, concurrency, policy, startup.
+ * Scenarios (scripts/bench/): turn-overhead, throughput, concurrency, policy, startup, and the
+ * must-shows of issue 14: concurrent-100 (daemon vs direct, like with like), sessions-500, churn
+ * (1,000 sessions, recycling), rolling-restart, kill-child. `--quick` runs each smaller.
  */
 import { execFile } from "node:child_process";
 import { mkdirSync, writeFileSync } from "node:fs";
@@ -22,16 +24,35 @@ import { policyEngine } from "./bench/policy.ts";
 import { profileTurnPath } from "./bench/profile.ts";
 import { type BenchResults, checkTargets, markdown } from "./bench/report.ts";
 import { startup } from "./bench/startup.ts";
-import { streamRule, throughput } from "./bench/throughput.ts";
+import { throughput } from "./bench/throughput.ts";
+import { benchRules } from "./bench/model-rules.ts";
 import { turnOverhead } from "./bench/turn-overhead.ts";
+import { churn } from "./bench/churn.ts";
+import { concurrentVsDirect } from "./bench/concurrent-vs-direct.ts";
+import { killChild } from "./bench/kill-child.ts";
+import { loadAverage } from "./bench/machine.ts";
+import { manySessions } from "./bench/many-sessions.ts";
+import { rollingRestart } from "./bench/rolling-restart.ts";
 import { startModelProcess } from "./bench/model-process.ts";
 
-const SCENARIOS = ["turn-overhead", "throughput", "concurrency", "policy", "startup"] as const;
+const SCENARIOS = [
+  "turn-overhead",
+  "throughput",
+  "concurrency",
+  "policy",
+  "startup",
+  "concurrent-100",
+  "sessions-500",
+  "churn",
+  "rolling-restart",
+  "kill-child",
+] as const;
 type Scenario = (typeof SCENARIOS)[number];
 
 const USAGE = `Usage: bun scripts/bench.ts [--quick] [--only ${SCENARIOS.join(",")}]
                             [--daemon ${DAEMON_MODES.join("|")}] [--model process|in-process]
-                            [--out FILE]`;
+                            [--out FILE] [--cpu-prof DIR]
+  --cpu-prof DIR   every daemon subprocess writes a CPU profile (.cpuprofile) into DIR`;
 
 function parseOptions() {
   const { values } = parseArgs({
@@ -41,6 +62,7 @@ function parseOptions() {
       daemon: { type: "string" },
       model: { type: "string", default: "process" },
       out: { type: "string" },
+      "cpu-prof": { type: "string" },
       help: { type: "boolean", short: "h" },
     },
   });
@@ -71,6 +93,7 @@ function parseOptions() {
     only: new Set(only as Scenario[]),
     daemon: mode,
     out: values.out,
+    cpuProf: values["cpu-prof"],
   };
 }
 
@@ -99,7 +122,7 @@ async function main(): Promise<void> {
   log(`daemon: ${daemonMode}: ${how}`);
 
   // The model stamps requests on the bench's monotonic clock, so profile.ts can split turns.
-  await using model = await startScriptedModel({ rules: [streamRule()] }, {
+  await using model = await startScriptedModel({ rules: benchRules() }, {
     now: () => performance.now(),
   });
   await using worktree = await makeTempWorktree();
@@ -113,6 +136,9 @@ async function main(): Promise<void> {
     codexBinary,
     daemonMode,
     quick: options.quick,
+    daemonOptions: options.cpuProf
+      ? { bunFlags: ["--cpu-prof", `--cpu-prof-dir=${path.resolve(options.cpuProf)}`] }
+      : {},
     log,
   };
   const results: Omit<BenchResults, "targets"> = {
@@ -122,6 +148,7 @@ async function main(): Promise<void> {
     codexVersion: codexVersion(codexBinary),
     daemon: { mode: daemonMode, how },
     model: modelProcess ? "own process" : "in the bench process",
+    loadAverage: { start: loadAverage() },
     errors: {},
     notes: [],
   };
@@ -164,6 +191,32 @@ async function main(): Promise<void> {
     "startup",
     () => startup(ctx.model, codexBinary, { starts: 5, log }),
   );
+  const quick = options.quick;
+  results.concurrentVsDirect = await attempt("concurrent-100", () =>
+    concurrentVsDirect(ctx, {
+      sessions: quick ? 20 : 100,
+      followUps: 2,
+      pairs: quick ? 1 : 3,
+    }));
+  results.manySessions = await attempt(
+    "sessions-500",
+    () => manySessions(ctx, { sessions: quick ? 50 : 500, deadlineMs: 600_000 }),
+  );
+  results.churn = await attempt(
+    "churn",
+    () => churn(ctx, { sessions: quick ? 150 : 1000, concurrency: 20 }),
+  );
+  results.rollingRestart = await attempt("rolling-restart", () =>
+    rollingRestart(ctx, {
+      sessions: quick ? 10 : 50,
+      turnsPerSession: quick ? 3 : 6,
+      pool: 2,
+    }));
+  results.killChild = await attempt(
+    "kill-child",
+    () => killChild(ctx, { sessions: quick ? 12 : 40, pool: 4 }),
+  );
+  results.loadAverage!.end = loadAverage();
 
   if (daemonMode === "in-process") {
     results.notes.push(

@@ -5,7 +5,7 @@
  */
 import { type BenchContext } from "./context.ts";
 import { type BenchDaemon, startBenchDaemon } from "./daemon.ts";
-import { memoryOf } from "./machine.ts";
+import { MemorySampler } from "./memory-sampler.ts";
 import { DirectClient } from "./direct.ts";
 import { DaemonSession } from "./session.ts";
 import { nowMs, percentile, round } from "./stats.ts";
@@ -34,35 +34,6 @@ export interface ConcurrencyLevel {
 export interface ConcurrencyResult {
   followUpTurns: number;
   levels: ConcurrencyLevel[];
-}
-
-const SAMPLE_EVERY_MS = 50;
-
-/** Peak RSS of the daemon and of its codex children while `work` runs. */
-class MemorySampler {
-  daemonPeak = 0;
-  codexPeak = 0;
-  #timer: ReturnType<typeof setInterval> | undefined;
-
-  constructor(readonly daemon: BenchDaemon) {}
-
-  sample(): { daemon: number; codex: number } {
-    const daemon = memoryOf(this.daemon.pid)?.rssMiB ?? 0;
-    let codex = 0;
-    for (const pid of this.daemon.codexPids()) codex += memoryOf(pid)?.rssMiB ?? 0;
-    this.daemonPeak = Math.max(this.daemonPeak, daemon);
-    this.codexPeak = Math.max(this.codexPeak, codex);
-    return { daemon, codex };
-  }
-
-  start(): void {
-    this.#timer = setInterval(() => this.sample(), SAMPLE_EVERY_MS);
-  }
-
-  stop(): void {
-    clearInterval(this.#timer);
-    this.sample();
-  }
 }
 
 async function oneSession(
@@ -111,11 +82,10 @@ export async function concurrencyLevel(
   sessions: number,
   options: { followUps: number; deadlineMs: number; direct: boolean },
 ): Promise<ConcurrencyLevel> {
-  await using daemon = await startBenchDaemon(ctx.model, ctx.daemonMode);
+  await using daemon = await startBenchDaemon(ctx.model, ctx.daemonMode, ctx.daemonOptions);
   const sampler = new MemorySampler(daemon);
   const idle = sampler.sample();
-  sampler.daemonPeak = 0;
-  sampler.codexPeak = 0;
+  sampler.resetPeaks();
   const spawnMs: number[] = [];
   const turnMs: number[] = [];
   const failures: string[] = [];

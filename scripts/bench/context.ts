@@ -1,6 +1,6 @@
 /** What every scenario gets: the shared scripted model, a worktree, the daemon mode, options. */
 import type { ModelEndpoint, ScriptedModel } from "../../src/devtools/scripted-model.ts";
-import type { DaemonMode } from "./daemon.ts";
+import type { BenchDaemonOptions, DaemonMode } from "./daemon.ts";
 
 export interface BenchContext {
   /** Where codex finds the scripted model (a process of its own unless --model in-process). */
@@ -12,6 +12,8 @@ export interface BenchContext {
   /** The native codex binary every scenario runs. */
   codexBinary: string;
   daemonMode: DaemonMode;
+  /** How every scenario starts its daemon beyond the mode (profiling flags). */
+  daemonOptions: BenchDaemonOptions;
   quick: boolean;
   /** Progress lines go to stderr so stdout carries only the table. */
   log(message: string): void;

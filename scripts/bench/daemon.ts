@@ -23,6 +23,7 @@ export const DAEMON_MODES: readonly DaemonMode[] = [
 ];
 
 const FAKE_SERVE = path.join(REPO_ROOT, "scripts", "bench", "serve-fake-analyzer.ts");
+const MAIN = path.join(REPO_ROOT, "src", "main.ts");
 
 export interface BenchDaemon extends AsyncDisposable {
   mode: DaemonMode;
@@ -50,11 +51,21 @@ export async function chooseDaemonMode(): Promise<{ mode: DaemonMode; why: strin
   }
 }
 
+/** How the bench starts a daemon beyond its mode. */
+export interface BenchDaemonOptions {
+  /** Runtime flags of the daemon's bun (a subprocess daemon only), e.g. `--cpu-prof-md`. */
+  bunFlags?: readonly string[];
+  /** Merged into the daemon's config file (a subprocess daemon only), e.g. `{codex: {pool}}`. */
+  config?: Record<string, unknown>;
+}
+
 export async function startBenchDaemon(
   model: ModelEndpoint,
   mode: DaemonMode,
+  options: BenchDaemonOptions = {},
 ): Promise<BenchDaemon> {
   const stateDir = makeStateDir();
+  const script = mode === "subprocess-fake-analyzer" ? FAKE_SERVE : MAIN;
   const started = mode === "in-process"
     ? await startDaemonInProcess({ model, stateDir }).then((d) => ({
       url: d.daemon.url,
@@ -65,7 +76,8 @@ export async function startBenchDaemon(
     : await startDaemonProcess({
       model,
       stateDir,
-      ...(mode === "subprocess-fake-analyzer" && { command: [process.execPath, FAKE_SERVE] }),
+      command: [process.execPath, ...options.bunFlags ?? [], script],
+      ...(options.config && { config: withModelArgs(model, options.config) }),
     });
   let stopping: Promise<void> | undefined;
   const stop = () =>
@@ -83,4 +95,14 @@ export async function startBenchDaemon(
     stop,
     [Symbol.asyncDispose]: stop,
   };
+}
+
+/** startDaemonProcess's config replaces `codex` whole: keep the scripted model's codex args. */
+function withModelArgs(
+  model: ModelEndpoint,
+  config: Record<string, unknown>,
+): Record<string, unknown> {
+  const codex = config.codex as Record<string, unknown> | undefined;
+  if (!codex) return config;
+  return { ...config, codex: { args: model.codexArgs({ requestMaxRetries: 0 }), ...codex } };
 }

@@ -51,6 +51,8 @@ export interface DirectTurn {
   status: string;
   /** turn/start written → its answer read, ms. */
   ackMs: number;
+  /** The turn's last agent message ("" if none). */
+  text: string;
 }
 
 export class DirectClient implements AsyncDisposable {
@@ -110,13 +112,15 @@ export class DirectClient implements AsyncDisposable {
     });
   }
 
-  /** A thread with the same approval policy and sandbox the daemon asks for. */
-  async startThread(cwd: string): Promise<string> {
-    const result = await this.request("thread/start", {
-      cwd,
-      approvalPolicy: "untrusted",
-      sandbox: "workspace-write",
-    });
+  /**
+   * A thread with the same approval policy and sandbox the daemon asks for; `params` instead,
+   * when given (the daemon's whole `thread/start`, for a like-with-like baseline).
+   */
+  async startThread(cwd: string, params?: Record<string, unknown>): Promise<string> {
+    const result = await this.request(
+      "thread/start",
+      params ?? { cwd, approvalPolicy: "untrusted", sandbox: "workspace-write" },
+    );
     const id = (result as { thread?: { id?: unknown } } | undefined)?.thread?.id;
     if (typeof id !== "string") throw new Error("codex answered thread/start without thread.id");
     return id;
@@ -128,12 +132,16 @@ export class DirectClient implements AsyncDisposable {
       let deltas = 0;
       let notifications = 0;
       let ackMs = Number.NaN;
+      let answer = "";
       const started = nowMs();
       const listener = (message: Message) => {
         if (message.params?.threadId !== threadId) return;
         notifications++;
         if (message.method === "item/agentMessage/delta") deltas++;
-        else if (message.method === "turn/completed") {
+        else if (message.method === "item/completed") {
+          const item = message.params.item as { type?: unknown; text?: unknown } | undefined;
+          if (item?.type === "agentMessage" && typeof item.text === "string") answer = item.text;
+        } else if (message.method === "turn/completed") {
           this.#listeners.delete(listener);
           const turn = message.params.turn as { status?: unknown } | undefined;
           resolve({
@@ -142,6 +150,7 @@ export class DirectClient implements AsyncDisposable {
             notifications,
             status: String(turn?.status),
             ackMs,
+            text: answer,
           });
         }
       };

@@ -97,3 +97,26 @@ export function commandName(pid: number): string {
 export function codexPidsUnder(pid: number): number[] {
   return descendants(pid).filter((p) => commandName(p).startsWith("codex"));
 }
+
+/** CPU time (user + system) a process has used so far, ms (`/proc/<pid>/stat`); 0 once gone. */
+export function cpuMsOf(pid: number): number {
+  let stat: string;
+  try {
+    stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+  } catch {
+    return 0;
+  }
+  // Fields after the command name (which may hold spaces): utime is the 14th field, stime the 15th.
+  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  const ticks = Number(fields[11]) + Number(fields[12]);
+  return (ticks * 1000) / CLOCK_TICKS;
+}
+
+/** Linux's USER_HZ: 100 on every architecture codexd runs on. */
+const CLOCK_TICKS = 100;
+
+/** The 1-, 5- and 15-minute load averages: how busy the (shared) machine was. */
+export function loadAverage(): [number, number, number] {
+  const [one = 0, five = 0, fifteen = 0] = os.loadavg().map((v) => Math.round(v * 100) / 100);
+  return [one, five, fifteen];
+}

@@ -19,7 +19,7 @@ import {
   scriptedCodexArgs,
   startScriptedModel,
 } from "../../src/devtools/scripted-model.ts";
-import { streamRule } from "./throughput.ts";
+import { benchRules } from "./model-rules.ts";
 
 const Ready = z.object({ url: z.url() });
 
@@ -57,7 +57,7 @@ export async function startModelProcess(): Promise<ModelProcess> {
 }
 
 if (import.meta.main) {
-  const model = await startScriptedModel({ rules: [streamRule()] });
+  const model = await startScriptedModel({ rules: benchRules() });
   console.log(JSON.stringify({ url: model.url }));
   process.stdin.resume();
   process.stdin.on("end", () => void model.close().then(() => process.exit(0)));

@@ -48,7 +48,11 @@ function medians(splits: Split[]): Record<keyof Split, number | null> {
 export async function profileTurnPath(ctx: BenchContext, turns: number): Promise<TurnProfile> {
   const daemonSplits: Split[] = [];
   const directSplits: Split[] = [];
-  await using daemon = await startBenchDaemon(ctx.recordingModel, ctx.daemonMode);
+  await using daemon = await startBenchDaemon(
+    ctx.recordingModel,
+    ctx.daemonMode,
+    ctx.daemonOptions,
+  );
   await using direct = await DirectClient.start(ctx.recordingModel);
   const { session } = await DaemonSession.spawn(daemon.client, {
     prompt: "profile warm-up a",

@@ -17,6 +17,8 @@ export interface DaemonTurn {
   outcome: string;
   /** Request sent → the daemon's answer to it (`POST /turns` or `POST /sessions`), ms. */
   ackMs: number;
+  /** The turn's last `message` text ("" if none): what the agent answered. */
+  text: string;
 }
 
 export class DaemonSession {
@@ -51,6 +53,29 @@ export class DaemonSession {
     return await this.#untilTerminal(started, nowMs() - started);
   }
 
+  /**
+   * After a `send` the daemon refused (its child died while starting the turn): the `error`
+   * event the session's stream ended with, as `error:<code>`, if one comes within `ms`.
+   */
+  async streamErrorWithin(ms: number): Promise<string | undefined> {
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const timeout = new Promise<undefined>((resolve) => {
+      timer = setTimeout(() => resolve(undefined), ms);
+    });
+    const read = (async () => {
+      while (true) {
+        const next = await this.#stream.next();
+        if (next.done) return undefined;
+        if (next.value.type === "error") return `error:${String(next.value.code)}`;
+      }
+    })();
+    try {
+      return await Promise.race([read, timeout]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
   async close(): Promise<void> {
     this.#abort.abort();
     await this.#stream.return(undefined).catch(() => {});
@@ -60,15 +85,17 @@ export class DaemonSession {
   async #untilTerminal(started: number, ackMs: number): Promise<DaemonTurn> {
     let deltas = 0;
     let events = 0;
+    let text = "";
     while (true) {
       const next = await this.#stream.next();
       if (next.done) throw new Error(`Event stream of ${this.id} ended before the turn did`);
       const event = next.value;
       events++;
       if (event.type === "text.delta") deltas++;
+      else if (event.type === "message") text = String(event.text);
       else if (event.type === "result" || event.type === "error") {
         const outcome = event.type === "error" ? `error:${String(event.code)}` : "result";
-        return { ms: nowMs() - started, deltas, events, outcome, ackMs };
+        return { ms: nowMs() - started, deltas, events, outcome, ackMs, text };
       }
     }
   }

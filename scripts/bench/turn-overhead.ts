@@ -38,7 +38,7 @@ export async function turnOverhead(
   const daemonMs: number[] = [];
   const directMs: number[] = [];
   {
-    await using daemon = await startBenchDaemon(ctx.model, ctx.daemonMode);
+    await using daemon = await startBenchDaemon(ctx.model, ctx.daemonMode, ctx.daemonOptions);
     await using direct = await DirectClient.start(ctx.model);
     const { session } = await DaemonSession.spawn(daemon.client, {
       prompt: "bench warm-up a",
