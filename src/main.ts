@@ -11,36 +11,45 @@
  *   version   src/cli/version.ts        codexd's and codex's versions
  */
 import process from "node:process";
+import type { CommandIo } from "./cli/io.ts";
+
+/** The one place codexd writes to the console: each command's output and messages. */
+const CONSOLE: CommandIo = {
+  // deno-lint-ignore no-console -- a command's output
+  out: (text) => console.log(text),
+  // deno-lint-ignore no-console -- a command's messages
+  err: (text) => console.error(text),
+};
 
 export interface Command {
   summary: string;
-  run(args: string[]): Promise<number>;
+  run(args: string[], io: CommandIo): Promise<number>;
 }
 
 const COMMANDS: Record<string, Command> = {
   serve: {
     summary: "Run the daemon",
-    run: async (args) => (await import("./daemon/serve.ts")).serveCommand(args),
+    run: async (args, io) => (await import("./daemon/serve.ts")).serveCommand(args, io),
   },
   policy: {
     summary: "Check, evaluate or replay fleet policies (policy check|eval|replay)",
-    run: async (args) => (await import("./cli/policy.ts")).policyCommand(args),
+    run: async (args, io) => (await import("./cli/policy.ts")).policyCommand(args, io),
   },
   sessions: {
     summary: "List, show or tail sessions of a running daemon (sessions list|show|tail)",
-    run: async (args) => (await import("./cli/sessions.ts")).sessionsCommand(args),
+    run: async (args, io) => (await import("./cli/sessions.ts")).sessionsCommand(args, io),
   },
   ui: {
     summary: "Print a one-time login link to the running daemon's web console (/ui)",
-    run: async (args) => (await import("./cli/ui.ts")).uiCommand(args),
+    run: async (args, io) => (await import("./cli/ui.ts")).uiCommand(args, io),
   },
   demo: {
     summary: "Run a whole session against the scripted model and print its events",
-    run: async (args) => (await import("./devtools/demo.ts")).demoCommand(args),
+    run: async (args, io) => (await import("./devtools/demo.ts")).demoCommand(args, io),
   },
   version: {
     summary: "Print codexd's version and the codex version it finds",
-    run: async (args) => (await import("./cli/version.ts")).versionCommand(args),
+    run: async (args, io) => (await import("./cli/version.ts")).versionCommand(args, io),
   },
 };
 
@@ -60,14 +69,14 @@ export async function main(argv: string[]): Promise<number> {
     console.log(usage());
     return name === undefined ? 2 : 0;
   }
-  if (name === "--version" || name === "-v") return COMMANDS.version!.run([]);
+  if (name === "--version" || name === "-v") return COMMANDS.version!.run([], CONSOLE);
   const command = COMMANDS[name];
   if (!command) {
     // deno-lint-ignore no-console -- a usage error
     console.error(`codexd: unknown command '${name}'\n\n${usage()}`);
     return 2;
   }
-  return await command.run(rest);
+  return await command.run(rest, CONSOLE);
 }
 
 /**

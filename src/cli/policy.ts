@@ -1,10 +1,10 @@
-// deno-lint-ignore-file no-console -- a codexd command: what it prints is its output
 /**
  * `codexd policy check|eval|replay`: thin argument parsing over src/approval/cli.ts.
  */
 import { parseArgs } from "node:util";
 import { policyCheck, policyEval, policyReplay } from "../approval/cli.ts";
 import { errorMessage } from "../errors.ts";
+import type { CommandIo } from "./io.ts";
 
 const HELP = `Usage:
   codexd policy check [FILE|DIR]...            validate policy files (default: policies/)
@@ -13,10 +13,10 @@ const HELP = `Usage:
   codexd policy replay --policy NAME [--session ID] [--state-dir DIR] [--policies DIR]
                                                re-judge recorded requests; print what would change`;
 
-export async function policyCommand(args: string[]): Promise<number> {
+export async function policyCommand(args: string[], io: CommandIo): Promise<number> {
   const [sub, ...rest] = args;
   if (sub === undefined || sub === "--help" || sub === "-h") {
-    console.log(HELP);
+    io.out(HELP);
     return sub === undefined ? 2 : 0;
   }
   let result: { exitCode: number; output: string };
@@ -28,7 +28,7 @@ export async function policyCommand(args: string[]): Promise<number> {
           allowPositionals: true,
           options: { help: { type: "boolean", short: "h" } },
         });
-        if (values.help) return help();
+        if (values.help) return help(io);
         result = await policyCheck(positionals.length > 0 ? positionals : ["policies"]);
         break;
       }
@@ -44,7 +44,7 @@ export async function policyCommand(args: string[]): Promise<number> {
             help: { type: "boolean", short: "h" },
           },
         });
-        if (values.help) return help();
+        if (values.help) return help(io);
         result = await policyEval({
           policiesDir: values.policies,
           policy: values.policy,
@@ -65,7 +65,7 @@ export async function policyCommand(args: string[]): Promise<number> {
             help: { type: "boolean", short: "h" },
           },
         });
-        if (values.help) return help();
+        if (values.help) return help(io);
         if (!values.policy) throw new Error("policy replay needs --policy NAME");
         const { recordedApprovals } = await import("../daemon/recorded-approvals.ts");
         result = await policyReplay({
@@ -76,18 +76,18 @@ export async function policyCommand(args: string[]): Promise<number> {
         break;
       }
       default:
-        console.error(`codexd policy: unknown subcommand '${sub}'\n\n${HELP}`);
+        io.err(`codexd policy: unknown subcommand '${sub}'\n\n${HELP}`);
         return 2;
     }
   } catch (error) {
-    console.error(`codexd policy ${sub}: ${errorMessage(error)}`);
+    io.err(`codexd policy ${sub}: ${errorMessage(error)}`);
     return 2;
   }
-  if (result.output) (result.exitCode === 1 ? console.error : console.log)(result.output);
+  if (result.output) (result.exitCode === 1 ? io.err : io.out)(result.output);
   return result.exitCode;
 }
 
-function help(): number {
-  console.log(HELP);
+function help(io: CommandIo): number {
+  io.out(HELP);
   return 0;
 }

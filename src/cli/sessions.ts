@@ -1,4 +1,3 @@
-// deno-lint-ignore-file no-console -- a codexd command: what it prints is its output
 /**
  * `codexd sessions list|show|tail`: talks to a running daemon with its token.
  */
@@ -8,6 +7,7 @@ import { parseArgs } from "node:util";
 import { CodexdClient } from "../client.ts";
 import { errorMessage } from "../errors.ts";
 import { formatEvent } from "./format-event.ts";
+import type { CommandIo } from "./io.ts";
 
 const HELP = `Usage:
   codexd sessions list [--url URL] [--token-file FILE | --state-dir DIR]
@@ -17,7 +17,7 @@ const HELP = `Usage:
 The daemon URL defaults to http://127.0.0.1:7420 ($CODEXD_URL); the token to $CODEXD_TOKEN or
 the file <state-dir>/token (state dir .codexd).`;
 
-export async function sessionsCommand(args: string[]): Promise<number> {
+export async function sessionsCommand(args: string[], io: CommandIo): Promise<number> {
   let parsed;
   try {
     parsed = parseArgs({
@@ -33,13 +33,13 @@ export async function sessionsCommand(args: string[]): Promise<number> {
       },
     });
   } catch (error) {
-    console.error(`codexd sessions: ${errorMessage(error)}\n\n${HELP}`);
+    io.err(`codexd sessions: ${errorMessage(error)}\n\n${HELP}`);
     return 2;
   }
   const { values, positionals } = parsed;
   const [sub, id] = positionals;
   if (values.help || sub === undefined) {
-    console.log(HELP);
+    io.out(HELP);
     return values.help ? 0 : 2;
   }
   try {
@@ -51,10 +51,10 @@ export async function sessionsCommand(args: string[]): Promise<number> {
     switch (sub) {
       case "list": {
         const sessions = await client.list();
-        if (values.json) console.log(JSON.stringify(sessions, null, 2));
+        if (values.json) io.out(JSON.stringify(sessions, null, 2));
         else {
           for (const s of sessions) {
-            console.log(
+            io.out(
               `${s.sessionId}  ${s.status.padEnd(11)} ${s.policy.padEnd(10)} ${s.cwd}`,
             );
           }
@@ -63,22 +63,22 @@ export async function sessionsCommand(args: string[]): Promise<number> {
       }
       case "show":
         if (!id) throw new Error("sessions show needs a session id");
-        console.log(JSON.stringify(await client.get(id), null, 2));
+        io.out(JSON.stringify(await client.get(id), null, 2));
         return 0;
       case "tail": {
         if (!id) throw new Error("sessions tail needs a session id");
         const after = Number.parseInt(values.after, 10);
         for await (const event of client.events(id, { after, reconnect: true })) {
-          console.log(values.json ? JSON.stringify(event) : formatEvent(event));
+          io.out(values.json ? JSON.stringify(event) : formatEvent(event));
         }
         return 0;
       }
       default:
-        console.error(`codexd sessions: unknown subcommand '${sub}'\n\n${HELP}`);
+        io.err(`codexd sessions: unknown subcommand '${sub}'\n\n${HELP}`);
         return 2;
     }
   } catch (error) {
-    console.error(`codexd sessions ${sub}: ${errorMessage(error)}`);
+    io.err(`codexd sessions ${sub}: ${errorMessage(error)}`);
     return 1;
   }
 }

@@ -1,4 +1,3 @@
-// deno-lint-ignore-file no-console -- a codexd command: what it prints is its output
 /**
  * `codexd ui`: asks a running daemon (with the API token) for a one-time console login link and
  * prints it. The link works once, for a minute, and puts no token in the browser: opening it
@@ -9,6 +8,7 @@ import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { z } from "zod";
 import { errorMessage } from "../errors.ts";
+import type { CommandIo } from "./io.ts";
 
 const HELP = `Usage:
   codexd ui [--url URL] [--token-file FILE | --state-dir DIR] [--json]
@@ -19,7 +19,7 @@ the file <state-dir>/token (state dir .codexd).`;
 
 const LoginLink = z.object({ url: z.string(), path: z.string(), expiresAt: z.string() });
 
-export async function uiCommand(args: string[]): Promise<number> {
+export async function uiCommand(args: string[], io: CommandIo): Promise<number> {
   let parsed;
   try {
     parsed = parseArgs({
@@ -33,12 +33,12 @@ export async function uiCommand(args: string[]): Promise<number> {
       },
     });
   } catch (error) {
-    console.error(`codexd ui: ${errorMessage(error)}\n\n${HELP}`);
+    io.err(`codexd ui: ${errorMessage(error)}\n\n${HELP}`);
     return 2;
   }
   const { values } = parsed;
   if (values.help) {
-    console.log(HELP);
+    io.out(HELP);
     return 0;
   }
   try {
@@ -55,14 +55,14 @@ export async function uiCommand(args: string[]): Promise<number> {
     }
     const link = LoginLink.parse(await response.json());
     if (values.json) {
-      console.log(JSON.stringify(link));
+      io.out(JSON.stringify(link));
     } else {
-      console.log(link.url);
-      console.error(`Open it in your browser: it signs in once, until ${link.expiresAt}.`);
+      io.out(link.url);
+      io.err(`Open it in your browser: it signs in once, until ${link.expiresAt}.`);
     }
     return 0;
   } catch (error) {
-    console.error(`codexd ui: ${errorMessage(error)}`);
+    io.err(`codexd ui: ${errorMessage(error)}`);
     return 1;
   }
 }

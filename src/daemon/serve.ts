@@ -39,6 +39,7 @@ import { SessionManager } from "./sessions.ts";
 import { Store } from "./store.ts";
 import { CodexPool, type RestartReport } from "../provider/codex/pool.ts";
 import type { BackoffPolicy } from "../provider/codex/supervisor.ts";
+import type { CommandIo } from "../cli/io.ts";
 
 export const SERVE_HELP = `Usage: codexd serve [options]
 
@@ -57,10 +58,9 @@ config's codex settings and replaces every codex child, one at a time, between t
 /** How long a graceful stop may take; then `stopped` resolves with 1 and main.ts exits anyway. */
 export const SHUTDOWN_DEADLINE_MS = 10_000;
 
-export async function serveCommand(args: string[]): Promise<number> {
+export async function serveCommand(args: string[], io: CommandIo): Promise<number> {
   if (args.includes("--help") || args.includes("-h")) {
-    // deno-lint-ignore no-console -- the command's help
-    console.log(SERVE_HELP);
+    io.out(SERVE_HELP);
     return 0;
   }
   // Before anything is written: whatever codexd creates is its own (0600 files, 0700 folders).
@@ -69,20 +69,17 @@ export async function serveCommand(args: string[]): Promise<number> {
   try {
     config = loadConfig({ args, cwd: process.cwd(), env: process.env });
   } catch (error) {
-    // deno-lint-ignore no-console -- a usage error before the daemon (and its log) exists
-    console.error(`codexd serve: ${errorMessage(error)}`);
+    io.err(`codexd serve: ${errorMessage(error)}`);
     return 2;
   }
   const reloadConfig = () => loadConfig({ args, cwd: process.cwd(), env: process.env });
   const logger = daemonLogger();
   const daemon = await startDaemon(config, { reloadConfig, logger }).catch((error: unknown) => {
-    // deno-lint-ignore no-console -- the command's failure, as its one line of output
-    console.error(`codexd serve: ${errorMessage(error)}`);
+    io.err(`codexd serve: ${errorMessage(error)}`);
     return undefined;
   });
   if (!daemon) return 1;
-  // deno-lint-ignore no-console -- the ready line on stdout that runners wait for (README)
-  console.log(JSON.stringify({ event: "listening", url: daemon.url, pid: process.pid }));
+  io.out(JSON.stringify({ event: "listening", url: daemon.url, pid: process.pid }));
   // The console's sign-in goes through a one-time link, never a URL with the token in it.
   logger.info("web console: run `codexd ui` for a one-time login link", {
     url: `${daemon.url}/ui`,

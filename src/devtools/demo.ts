@@ -1,4 +1,3 @@
-// deno-lint-ignore-file no-console -- a codexd command: what it prints is its output
 /**
  * `codexd demo`: the whole product in one command, with no API key and nothing leaving the
  * machine. It starts the scripted model and the daemon (on a free port, with a temporary state
@@ -15,6 +14,7 @@ import { formatEvent } from "../cli/format-event.ts";
 import { loadConfig } from "../daemon/config.ts";
 import { startDaemon } from "../daemon/serve.ts";
 import { applyPatchCommand, startScriptedModel, step } from "./scripted-model.ts";
+import type { CommandIo } from "../cli/io.ts";
 
 const SCRIPT = {
   rules: [{
@@ -44,9 +44,9 @@ const SCRIPT = {
   }],
 };
 
-export async function demoCommand(args: string[]): Promise<number> {
+export async function demoCommand(args: string[], io: CommandIo): Promise<number> {
   if (args.includes("--help") || args.includes("-h")) {
-    console.log("Usage: codexd demo\n\nRuns one session against a scripted model and prints it.");
+    io.out("Usage: codexd demo\n\nRuns one session against a scripted model and prints it.");
     return 0;
   }
   // codex refuses its helper links under /tmp, so its home (in the state dir) lives here.
@@ -80,7 +80,7 @@ export async function demoCommand(args: string[]): Promise<number> {
     config.codex.args = model.codexArgs({ requestMaxRetries: 0 });
     const daemon = await startDaemon(config);
     try {
-      console.log(`codexd demo: daemon at ${daemon.url}, worktree ${worktree}\n`);
+      io.out(`codexd demo: daemon at ${daemon.url}, worktree ${worktree}\n`);
       const client = new CodexdClient({
         baseUrl: daemon.url,
         token: readFileSync(join(stateDir, "token"), "utf8").trim(),
@@ -92,12 +92,12 @@ export async function demoCommand(args: string[]): Promise<number> {
       let outcome = 1;
       for await (const event of client.events(sessionId)) {
         if (event.type === "text.delta") continue; // the message event follows with the whole text
-        console.log(formatEvent(event));
+        io.out(formatEvent(event));
         if (event.type === "result") outcome = 0;
         if (event.type === "result" || event.type === "error") break;
       }
       const notes = readFileSync(join(worktree, "NOTES.md"), "utf8");
-      console.log(`\nNOTES.md in the worktree:\n${notes}`);
+      io.out(`\nNOTES.md in the worktree:\n${notes}`);
       await client.stop(sessionId);
       return outcome;
     } finally {
