@@ -14,7 +14,7 @@ import type { PolicyStore } from "../approval/policy-store.ts";
 import { guardSpecOrThrow, type SpecGuardContext } from "../approval/spec-guard.ts";
 import { errorMessage, ProviderUnavailable, WrongState } from "../errors.ts";
 import type { Logger } from "../log.ts";
-import type { BudgetReport, SessionEvent } from "../provider/events.ts";
+import type { BudgetReport, EventBody, SessionEvent } from "../provider/events.ts";
 import type { Spec } from "../provider/spec.ts";
 import type {
   Capabilities,
@@ -582,8 +582,8 @@ export class SessionManager implements SessionService {
     return entries.slice(0, -1); // the last prompt is the resume's own
   }
 
-  #record(sessionId: string, body: Record<string, unknown> & { type: string }): void {
-    this.#o.journal.append(sessionId, body as never);
+  #record(sessionId: string, body: EventBody): void {
+    this.#o.journal.append(sessionId, body);
   }
 
   /** Refuses (503) while the daemon stops or the provider cannot take a session. */

@@ -38,6 +38,30 @@ export interface BudgetReport {
   reopensAt: string | null;
 }
 
+/**
+ * How codex reported a completed turn: `completed`, or `inProgress`, which codex never sends
+ * with `turn/completed` and codexd takes for done rather than hang.
+ */
+export type TurnStatus = "completed" | "inProgress";
+
+/** A policy in shadow mode would have decided otherwise (src/approval/bridge.ts). */
+export interface PolicyShadow {
+  type: "policy.shadow";
+  turnId?: string;
+  policy: string;
+  policyVersion: string;
+  request: unknown;
+  shadow: { decision: string; ruleId?: string; source: string; reason: string };
+  actual: {
+    policy: string;
+    policyVersion: string;
+    decision: string;
+    ruleId?: string;
+    source: string;
+    reason: string;
+  };
+}
+
 /** An event as a provider produces it; the handle adds `sessionId` and `ts`. */
 export type EventBody =
   | { type: "session.started"; turnId?: string; threadId: string; model?: string; cwd: string }
@@ -55,14 +79,43 @@ export type EventBody =
     exitCode?: number | null;
   }
   | { type: "approval"; turnId?: string } & ApprovalRecord
-  | { type: "policy.shadow"; turnId?: string; [key: string]: unknown }
+  | PolicyShadow
   /** One model response's usage; `total`: the thread's, as codex counts it (budgets.ts). */
   | { type: "usage"; turnId?: string; total?: Usage } & Usage
-  | { type: "system"; turnId?: string; subtype: string; message?: string; [key: string]: unknown }
-  | { type: "result"; turnId?: string; text: string; usage?: Usage; turnStatus: string }
+  | SystemEvent
+  | { type: "result"; turnId?: string; text: string; usage?: Usage; turnStatus: TurnStatus }
   | { type: "error"; turnId?: string; code: ErrorCode; message: string; budget?: BudgetReport };
 
 export type SessionEvent = EventBody & { sessionId: string; ts: string };
+
+/**
+ * What happened around the turns rather than in them: one member per `subtype`. Each may carry a
+ * human `message`.
+ */
+export type SystemEvent =
+  | { type: "system"; turnId?: string; message?: string }
+    & (
+      /** A prompt as the runner sent it (spawn, resume, send; `steer`: an inject). The daemon's. */
+      | { subtype: "user_prompt"; text: string; steer?: boolean }
+      /** A token budget is 80 % spent (src/daemon/budgets.ts). The daemon's. */
+      | { subtype: "budget_warning"; message: string; threshold: number } & BudgetReport
+      /** codex reported an error; `codex_retry`: it retries by itself. */
+      | { subtype: "codex_error" | "codex_retry"; message: string; willRetry: boolean }
+      | { subtype: "codex_warning"; message: string; source?: "guardian" }
+      | { subtype: "session_resumed"; threadId: string }
+      /** codex could not resume the thread: a new one, seeded with the transcript. */
+      | { subtype: "session_reseeded"; threadId: string; previousThreadId: string; message: string }
+      /** The session's event stream ends here (no terminal event when it was idle). */
+      | { subtype: "session_stopped"; reason: ErrorCode }
+      /** An interrupt dropped turns waiting in the queue. */
+      | { subtype: "queue_cleared"; dropped: number }
+      /** A request from codex that codexd does not answer with an approval. */
+      | { subtype: "unhandled_server_request"; method: string; reason: string }
+      | { subtype: "approval_denied"; requestId: string; message: string }
+    )
+  | SecurityEvent;
+
+export type SystemSubtype = SystemEvent["subtype"];
 
 /**
  * What codex reports about security, journaled as `system` events (codex/event-map.ts). Each is
@@ -114,7 +167,7 @@ export type SecurityEvent =
   };
 
 /** The `system` subtypes of {@link SecurityEvent}. */
-export const SECURITY_SUBTYPES: ReadonlySet<string> = new Set<SecurityEvent["subtype"]>([
+export const SECURITY_SUBTYPES: ReadonlySet<SystemSubtype> = new Set<SecurityEvent["subtype"]>([
   "terminal_input",
   "patch_updated",
   "auto_review",

@@ -2,7 +2,13 @@
  * The provider contract a fleet runner's sessions live on. Provider-agnostic: the codex
  * implementation is in `./codex/`.
  */
-import type { ApprovalKind, BudgetReport, ErrorCode, SessionEvent } from "./events.ts";
+import type {
+  ApprovalKind,
+  BudgetReport,
+  ErrorCode,
+  PolicyShadow,
+  SessionEvent,
+} from "./events.ts";
 import type { PermissionConfig, PermissionMode, Spec } from "./spec.ts";
 
 /** The capability matrix, with the Go provider's names. */
@@ -184,7 +190,7 @@ export interface ApprovalVerdict {
   reason: string;
   policyVersion?: string;
   /** Events to record beside the decision (`policy.shadow`, ...). */
-  extraEvents?: Array<{ type: string; [key: string]: unknown }>;
+  extraEvents?: PolicyShadow[];
 }
 
 export interface Approver {

@@ -184,7 +184,7 @@ export class CodexHandle implements Handle {
   emit(body: EventBody): void {
     const now = (this.#options.now ?? (() => new Date()))();
     this.#stream.push(
-      { ...body, sessionId: this.sessionId, ts: now.toISOString() } as SessionEvent,
+      { ...body, sessionId: this.sessionId, ts: now.toISOString() },
     );
   }
 
@@ -517,7 +517,7 @@ export class CodexHandle implements Handle {
       elapsedMs: Math.round((performance.now() - started) * 1000) / 1000,
     });
     for (const extra of verdict.extraEvents ?? []) {
-      this.emit({ ...extra, ...(plan.turnId && { turnId: plan.turnId }) } as EventBody);
+      this.emit({ ...extra, ...(plan.turnId && { turnId: plan.turnId }) });
     }
     if (verdict.decision === "deny") {
       this.emit({

@@ -316,15 +316,18 @@ export class CodexProvider implements Provider {
       reseeded = true;
     }
     const handle = this.#attach(sessionId, threadId, spec);
-    handle.emit({
-      type: "system",
-      subtype: reseeded ? "session_reseeded" : "session_resumed",
-      threadId,
-      ...(reseeded && {
-        previousThreadId: options.threadId,
-        message: "codex could not resume the thread; started a new one seeded with the transcript",
-      }),
-    });
+    handle.emit(
+      reseeded
+        ? {
+          type: "system",
+          subtype: "session_reseeded",
+          threadId,
+          previousThreadId: options.threadId,
+          message:
+            "codex could not resume the thread; started a new one seeded with the transcript",
+        }
+        : { type: "system", subtype: "session_resumed", threadId },
+    );
     await this.#firstTurn(handle, prompt, options.signal);
     return handle;
   }
