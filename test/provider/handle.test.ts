@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import { tmpdir } from "node:os";
-import { NoActiveTurn, RpcError } from "../../src/errors.ts";
+import { ConnectionClosed, NoActiveTurn, RpcError } from "../../src/errors.ts";
 import { isTerminal, type SessionEvent } from "../../src/provider/events.ts";
 import { unhandledNotifications } from "../../src/provider/codex/event-map.ts";
 import { CodexHandle, type ThreadRpc } from "../../src/provider/codex/handle.ts";
@@ -13,6 +13,8 @@ class FakeRpc implements ThreadRpc {
   calls: Array<{ method: string; params: unknown }> = [];
   turnCounter = 0;
   steerError: Error | undefined;
+  /** When set, turn/start fails with it (as the connection does when codex dies). */
+  startError: Error | undefined;
   interruptError: Error | undefined;
   /** When set, the next turn/start waits until this is called with the turn's id. */
   holdNextTurnStart: ((answer: (id: string) => void) => void) | undefined;
@@ -22,6 +24,10 @@ class FakeRpc implements ThreadRpc {
       this.holdNextTurnStart = undefined;
       this.calls.push({ method, params });
       return new Promise<T>((resolve) => hold((id) => resolve({ turn: { id } } as T)));
+    }
+    if (method === "turn/start" && this.startError) {
+      this.calls.push({ method, params });
+      return Promise.reject(this.startError);
     }
     if (method === "turn/interrupt" && this.interruptError) {
       this.calls.push({ method, params });
@@ -85,6 +91,29 @@ const completed = (id: string, status = "completed") => ({
 });
 
 describe("CodexHandle turns", () => {
+  test("a turn whose start the child's death cut off ends app_server_crashed, once", async () => {
+    const { rpc, handle } = makeHandle();
+    rpc.startError = new ConnectionClosed("codex closed its output (end of stream)");
+    const events = drain(handle);
+    await expect(handle.startTurn("hello")).rejects.toThrow("end of stream");
+    handle.crashed("SIGKILL"); // the provider sees the exit after the connection closed
+    expect((await events).filter((e) => e.type === "error").map((e) => e.code)).toEqual([
+      "app_server_crashed",
+    ]);
+  });
+
+  test("a turn codex refused to start ends start_failed", async () => {
+    const { rpc, handle } = makeHandle();
+    rpc.startError = new RpcError("turn/start", -32602, "invalid params");
+    await expect(handle.startTurn("hello")).rejects.toThrow("invalid params");
+    handle.crashed("SIGKILL");
+    const events = await drain(handle);
+    expect(events.filter((e) => e.type === "error").map((e) => e.code)).toEqual([
+      "start_failed",
+      "app_server_crashed",
+    ]);
+  });
+
   test("interrupting a turn codex already ended succeeds; other codex refusals still throw", async () => {
     const { rpc, handle } = makeHandle();
     await handle.startTurn("hello");

@@ -16,6 +16,8 @@ class FakeProvider {
   readonly handles = new Map<string, { threadId: string }>();
   readonly #crash: Array<(reason: string) => void> = [];
   readonly #empty: Array<() => void> = [];
+  /** While set, a spawn waits for it before its session exists (codex starting the thread). */
+  gate: Promise<void> | undefined;
   constructor(readonly pid: number) {}
   get sessions() {
     return this.handles.size;
@@ -40,11 +42,12 @@ class FakeProvider {
   plan() {
     return Promise.resolve({ codex: {}, ignoredFields: [] });
   }
-  spawnPlanned(_spec: Spec, _plan: unknown, options: { sessionId?: string } = {}) {
+  async spawnPlanned(_spec: Spec, _plan: unknown, options: { sessionId?: string } = {}) {
+    await this.gate;
     const id = options.sessionId ?? `s${this.handles.size}`;
     const handle = { sessionId: id, threadId: `t-${id}` };
     this.handles.set(id, handle);
-    return Promise.resolve(handle);
+    return handle;
   }
   crash() {
     this.state = "crashed";
@@ -116,6 +119,19 @@ test("sessions go to the least-loaded child", async () => {
   for (let i = 0; i < 7; i++) await (await h.pool.plan(SPEC)).spawn({ sessionId: `s${i}` });
   expect(h.providers.map((p) => p.sessions).sort()).toEqual([2, 2, 3]);
   expect(h.pool.status()).toMatchObject({ state: "ready", restarts: 0 });
+});
+
+test("spawns arriving together spread too: a child counts the spawns still starting on it", async () => {
+  const h = harness(3);
+  await h.pool.start();
+  let release!: () => void;
+  const gate = new Promise<void>((resolve) => (release = resolve));
+  for (const provider of h.providers) provider.gate = gate;
+  const plans = await Promise.all(Array.from({ length: 6 }, () => h.pool.plan(SPEC)));
+  const spawns = plans.map((plan, i) => plan.spawn({ sessionId: `s${i}` }));
+  release();
+  await Promise.all(spawns);
+  expect(h.providers.map((p) => p.sessions)).toEqual([2, 2, 2]);
 });
 
 test("a rolling restart whose new child does not start leaves the old one serving", async () => {

@@ -7,7 +7,13 @@
  * stream closes once, after the last terminal event.
  */
 import { z } from "zod";
-import { errorMessage, NoActiveTurn, RpcError, WrongState } from "../../errors.ts";
+import {
+  ConnectionClosed,
+  errorMessage,
+  NoActiveTurn,
+  RpcError,
+  WrongState,
+} from "../../errors.ts";
 import type { Logger } from "../../log.ts";
 import { type EventBody, SECURITY_SUBTYPES, type SessionEvent, type Usage } from "../events.ts";
 import { EventStream } from "../event-stream.ts";
@@ -246,6 +252,12 @@ export class CodexHandle implements Handle {
         return { turnId, queued: false };
       })
       .catch((error: unknown) => {
+        if (error instanceof ConnectionClosed && !this.#closing) {
+          // codex went away while the turn started: its child died (the provider's crashed()
+          // follows once the exit is seen). The turn ends as every other turn of that child does.
+          this.crashed(errorMessage(error));
+          throw error;
+        }
         this.#finish(turn, {
           type: "error",
           code: "start_failed",

@@ -98,6 +98,8 @@ export class CodexPool implements Provider {
   readonly name = "codex";
   readonly #o: PoolOptions;
   #slots: Slot[] = [];
+  /** Spawns and resumes under way per child (see #startOn). */
+  readonly #starting = new Map<CodexProvider, number>();
   #nextId = 0;
   #stopped = false;
   #restarting: Promise<RestartReport> | undefined;
@@ -154,7 +156,11 @@ export class CodexPool implements Provider {
     const planned = await this.#leastLoaded().plan(spec, options);
     return {
       ignoredFields: planned.ignoredFields,
-      spawn: (spawnOptions) => this.#leastLoaded().spawnPlanned(spec, planned.codex, spawnOptions),
+      spawn: (spawnOptions) =>
+        this.#startOn(
+          this.#leastLoaded(),
+          (child) => child.spawnPlanned(spec, planned.codex, spawnOptions),
+        ),
       resume: (sessionId, resumeOptions) =>
         this.#resume(sessionId, spec, planned.codex, resumeOptions),
     };
@@ -310,7 +316,28 @@ export class CodexPool implements Provider {
   #placeable(): Slot[] {
     return this.#slots
       .filter((slot) => !slot.draining && slot.supervisor.provider !== undefined)
-      .sort((a, b) => a.supervisor.provider!.sessions - b.supervisor.provider!.sessions);
+      .sort((a, b) => this.#load(a.supervisor.provider!) - this.#load(b.supervisor.provider!));
+  }
+
+  /** A child's live sessions and those still starting on it. */
+  #load(child: CodexProvider): number {
+    return child.sessions + (this.#starting.get(child) ?? 0);
+  }
+
+  /**
+   * Runs a spawn or resume placed on `child`, counted as its load until it is done: a session
+   * counts in `sessions` only once codex started its thread, so spawns arriving together would
+   * otherwise all see the same least-loaded child (a burst of 12 spawns all went to one of 4).
+   */
+  async #startOn<T>(child: CodexProvider, start: (child: CodexProvider) => Promise<T>): Promise<T> {
+    this.#starting.set(child, (this.#starting.get(child) ?? 0) + 1);
+    try {
+      return await start(child);
+    } finally {
+      const left = this.#starting.get(child)! - 1;
+      if (left > 0) this.#starting.set(child, left);
+      else this.#starting.delete(child);
+    }
   }
 
   #leastLoaded(): CodexProvider {
@@ -346,7 +373,10 @@ export class CodexPool implements Provider {
         })
       );
     }
-    return await this.#leastLoaded().resumePlanned(sessionId, spec, plan, options);
+    return await this.#startOn(
+      this.#leastLoaded(),
+      (child) => child.resumePlanned(sessionId, spec, plan, options),
+    );
   }
 
   /**
