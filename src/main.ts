@@ -3,7 +3,7 @@
  * codexd: the command line. Each subcommand lives in its own module, loaded only when used, so
  * `codexd version` and `codexd serve` start fast.
  *
- *   serve     src/daemon/serve.ts       the daemon (HTTP API over one codex app-server child)
+ *   serve     src/daemon/serve.ts       the daemon (HTTP API over a pool of codex app-server children)
  *   policy    src/approval/cli.ts       check, evaluate and replay fleet policies
  *   sessions  src/cli/sessions.ts       talk to a running daemon (list, show, tail)
  *   ui        src/cli/ui.ts             a one-time login link to the daemon's web console

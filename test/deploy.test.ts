@@ -12,7 +12,7 @@ import path from "node:path";
 import { parseAllDocuments } from "yaml";
 import { createApp } from "../src/daemon/app.ts";
 import { type ConfigFile, DEFAULT_PORT, readConfigFile } from "../src/daemon/config.ts";
-import { SHUTDOWN_DEADLINE_MS } from "../src/daemon/serve.ts";
+import { SHUTDOWN_DEADLINE_MS } from "../src/daemon/daemon.ts";
 import { FakeService } from "./daemon/fake-service.ts";
 import { REPO_ROOT } from "./support/codex-harness.ts";
 

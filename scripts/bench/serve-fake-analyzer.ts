@@ -10,7 +10,7 @@
 import process from "node:process";
 import { errorMessage } from "../../src/errors.ts";
 import { loadConfig } from "../../src/daemon/config.ts";
-import { startDaemon } from "../../src/daemon/serve.ts";
+import { startDaemon } from "../../src/daemon/daemon.ts";
 import { fakeAnalyzer } from "../../test/approval/support/fake-analyzer.ts";
 
 const args = process.argv.slice(2);

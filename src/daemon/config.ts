@@ -94,7 +94,7 @@ export interface ResolvedConfig {
     args: string[];
     env: Record<string, string>;
     home: string;
-    /** `codex.user` as written; serve.ts resolves it (see agent-user.ts). */
+    /** `codex.user` as written; daemon.ts resolves it (see agent-user.ts). */
     user?: string;
     /** app-server children (see pool.ts). */
     pool: number;

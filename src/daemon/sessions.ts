@@ -66,7 +66,7 @@ import type { SessionRow, Store } from "./store.ts";
 export interface SessionManagerOptions {
   store: Store;
   journal: Journal;
-  /** Where sessions run (serve.ts passes the codex pool). */
+  /** Where sessions run (daemon.ts passes the codex pool). */
   provider: Provider;
   policies: PolicyStore;
   bridge: ApprovalBridge;

@@ -12,7 +12,7 @@ import { join } from "node:path";
 import { CodexdClient } from "../client.ts";
 import { formatEvent } from "../cli/format-event.ts";
 import { loadConfig } from "../daemon/config.ts";
-import { startDaemon } from "../daemon/serve.ts";
+import { startDaemon } from "../daemon/daemon.ts";
 import { applyPatchCommand, startScriptedModel, step } from "./scripted-model.ts";
 import type { CommandIo } from "../cli/io.ts";
 

@@ -27,7 +27,7 @@ import { readFile } from "node:fs/promises";
 import path from "node:path";
 import { CodexdClient } from "../../src/client.ts";
 import { loadConfig } from "../../src/daemon/config.ts";
-import { type Daemon, startDaemon } from "../../src/daemon/serve.ts";
+import { type Daemon, startDaemon } from "../../src/daemon/daemon.ts";
 import { type ScriptedModel, startScriptedModel, step } from "../../src/devtools/scripted-model.ts";
 import {
   type AgentUser,

@@ -9,7 +9,7 @@ import { createServer, type Server } from "node:net";
 import path from "node:path";
 import process from "node:process";
 import { loadConfig } from "../../src/daemon/config.ts";
-import { DAEMON_SIGNALS, startDaemon } from "../../src/daemon/serve.ts";
+import { DAEMON_SIGNALS, startDaemon } from "../../src/daemon/daemon.ts";
 import { type ScriptedModel, startScriptedModel, step } from "../../src/devtools/scripted-model.ts";
 import { fakeAnalyzer } from "../approval/support/fake-analyzer.ts";
 import { REPO_ROOT } from "../support/codex-harness.ts";

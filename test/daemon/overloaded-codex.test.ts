@@ -10,7 +10,7 @@ import { readFileSync } from "node:fs";
 import path from "node:path";
 import { CodexdClient } from "../../src/client.ts";
 import { loadConfig } from "../../src/daemon/config.ts";
-import { startDaemon } from "../../src/daemon/serve.ts";
+import { startDaemon } from "../../src/daemon/daemon.ts";
 import { type ScriptedModel, startScriptedModel, step } from "../../src/devtools/scripted-model.ts";
 import { resolveCodexBinary } from "../../src/provider/codex/binary.ts";
 import { DEFAULT_RETRY } from "../../src/provider/codex/retry.ts";

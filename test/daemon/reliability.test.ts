@@ -12,7 +12,7 @@ import type { CodexdClient } from "../../src/client.ts";
 import type { StoredEvent } from "../../src/api/schemas.ts";
 import { loadConfig } from "../../src/daemon/config.ts";
 import { isAlive } from "../../src/daemon/pid-ledger.ts";
-import type { DaemonDeps } from "../../src/daemon/serve.ts";
+import type { DaemonDeps } from "../../src/daemon/daemon.ts";
 import { Store } from "../../src/daemon/store.ts";
 import { startCodexChild } from "../../src/provider/codex/child.ts";
 import { type ScriptedModel, startScriptedModel, step } from "../../src/devtools/scripted-model.ts";

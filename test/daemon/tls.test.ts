@@ -9,7 +9,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import process from "node:process";
 import { loadConfig } from "../../src/daemon/config.ts";
-import { startDaemon } from "../../src/daemon/serve.ts";
+import { startDaemon } from "../../src/daemon/daemon.ts";
 import { type ScriptedModel, startScriptedModel } from "../../src/devtools/scripted-model.ts";
 import { fakeAnalyzer } from "../approval/support/fake-analyzer.ts";
 import { REPO_ROOT } from "../support/codex-harness.ts";

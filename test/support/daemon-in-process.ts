@@ -7,7 +7,7 @@ import { readFileSync } from "node:fs";
 import path from "node:path";
 import { CodexdClient } from "../../src/client.ts";
 import { loadConfig, type ResolvedConfig } from "../../src/daemon/config.ts";
-import { type Daemon, type DaemonDeps, startDaemon } from "../../src/daemon/serve.ts";
+import { type Daemon, type DaemonDeps, startDaemon } from "../../src/daemon/daemon.ts";
 import type { ModelEndpoint } from "../../src/devtools/scripted-model.ts";
 import { fakeAnalyzer } from "../approval/support/fake-analyzer.ts";
 import { REPO_ROOT } from "./codex-harness.ts";
