@@ -48,6 +48,9 @@ export function evaluate(
   switch (request.kind) {
     case "command":
     case "writeStdin":
+      if (request.escalation !== undefined && !bypassing(policy, session)) {
+        return escalationDecision(request.escalation);
+      }
       return evaluateCommand(policy, request.command, request.cwd, session, analyzer);
     case "fileChange":
       return evaluateFileChange(policy, request.paths, request.grantRoot ?? undefined, session);
@@ -67,6 +70,20 @@ function bypassing(policy: CompiledPolicy, session: SessionFacts): boolean {
   // A session can only bypass under a policy that allows it; spawn refuses otherwise, and
   // here the mode is simply ignored.
   return session.permissionMode === "bypassPermissions" && policy.merged.allowBypass;
+}
+
+/**
+ * A command that asks to leave the sandbox (codex runs an approved escalation unsandboxed) is
+ * declined whatever it is: the policy judged commands as run inside the sandbox, and the sandbox
+ * is what keeps credentials and codexd's files out of reach (read-denied.ts).
+ */
+function escalationDecision(escalation: string): EngineDecision {
+  return {
+    decision: "deny",
+    ruleId: "builtin.sandbox-escalation",
+    source: "builtin",
+    reason: `the command asks to run outside the sandbox (${escalation}); commands stay in it`,
+  };
 }
 
 function bypassDecision(): EngineDecision {

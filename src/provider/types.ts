@@ -156,6 +156,11 @@ export type ApprovalRequest =
     command: string;
     cwd: string;
     reason?: string | null;
+    /**
+     * Set when the command asks to run with more than the session's sandbox allows (unsandboxed,
+     * or with extra permissions), or when the provider cannot tell: what it asks for.
+     */
+    escalation?: string;
   }
   | {
     kind: "fileChange";

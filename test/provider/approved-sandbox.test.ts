@@ -254,19 +254,20 @@ describe("an approved command that fails in the sandbox is not rerun without it"
   });
 });
 
-// When this starts failing, codex closed the hole (a version of codex's
-// sandbox_override_for_first_attempt checks the deny-read entry before bypassing the sandbox for
-// an escalated command): turn the assertion around.
-describe("known limitation of codex 0.169, not closed by codexd", () => {
-  test("a command the model sends with sandbox_permissions require_escalated runs unsandboxed once approved, and its approval request does not say so", async () => {
+// codex itself still runs an approved escalation unsandboxed and says nothing of it in the
+// approval request; codexd reads the tool call's raw item and puts the escalation in the request
+// it hands the bridge, which declines it (escalation.test.ts, through the daemon). Here the test
+// approver allows it, to show what codex would do with an approval.
+describe("an escalation codex does not show in its request", () => {
+  test("sandbox_permissions require_escalated reaches the bridge as an escalation; approved, it runs unsandboxed", async () => {
     const run = await runSession({ prompt: "ESCALATED_END" });
-    // The bridge saw it as an ordinary command: no reason, nothing marking the escalation.
     expect(run.asked).toEqual([
       {
         kind: "command",
         command: expect.stringContaining("touch"),
         cwd: worktree.path,
         reason: null,
+        escalation: 'sandbox_permissions: "require_escalated"',
       },
     ]);
     expect(existsSync(outside("escalated"))).toBe(true);

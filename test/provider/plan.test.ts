@@ -98,6 +98,7 @@ describe("planSpawn", () => {
       cwd,
       approvalPolicy: "untrusted",
       approvalsReviewer: "user",
+      experimentalRawEvents: true,
       config: { ...pinnedConfig(cwd, undefined), ...sandboxProfileConfig("workspace-write") },
     });
     expect(plan.firstTurn).toEqual({ input: [{ type: "text", text: "hello", text_elements: [] }] });

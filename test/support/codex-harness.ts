@@ -254,11 +254,14 @@ export class LineClient {
     this.send(params === undefined ? { method } : { method, params });
   }
 
-  /** `initialize` + `initialized`; returns the initialize result. */
+  /**
+   * `initialize` + `initialized`; returns the initialize result. With the experimental API, as
+   * codexd does, so that thread params planned by codexd (experimentalRawEvents) are accepted.
+   */
   async initialize(): Promise<unknown> {
     const result = await this.request("initialize", {
       clientInfo: { name: "codexd-test", version: "0.0.0" },
-      capabilities: null,
+      capabilities: { experimentalApi: true },
     });
     this.notify("initialized");
     return result;

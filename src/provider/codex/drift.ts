@@ -54,7 +54,13 @@ export async function generateSchema(
   outDir: string,
   options: { signal?: AbortSignal; timeoutMs?: number } = {},
 ): Promise<void> {
-  await runCodex(codexBin, ["app-server", "generate-json-schema", "--out", outDir], options)
+  // --experimental: codexd opts into the experimental API (initialize), so its fields are part
+  // of the protocol it speaks.
+  await runCodex(
+    codexBin,
+    ["app-server", "generate-json-schema", "--experimental", "--out", outDir],
+    options,
+  )
     .catch((error: unknown) => {
       throw new ProviderUnavailable(
         `Cannot generate the codex protocol schema with ${codexBin}: ${errorMessage(error)}`,
@@ -227,6 +233,13 @@ class DriftChecker {
       }
       for (const use of usage[group]) {
         const entry = methods.get(use.method);
+        const unlisted = "paramsType" in use ? use.paramsType : undefined;
+        if (!entry && unlisted !== undefined) {
+          const type = this.#types.get(unlisted);
+          if (type) this.#checkFields(`${label} ${use.method} params`, type, use.params, problems);
+          else problems.push(`${label} "${use.method}": type ${unlisted} not found in the schema`);
+          continue;
+        }
         if (!entry) {
           problems.push(
             `${label} "${use.method}" does not exist${suggest(use.method, [...methods.keys()])}`,

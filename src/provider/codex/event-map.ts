@@ -6,6 +6,7 @@
 import type { EventBody, SecurityEvent, Usage } from "../events.ts";
 import { type FileChangeItem, NotificationParams, ThreadItem, Turn } from "./notifications.ts";
 import type { z } from "zod";
+import { type CallSandbox, callSandbox } from "./escalation.ts";
 
 /** An MCP tool call codex started: the tool-approval elicitation that may follow names neither. */
 export interface McpToolCallInfo {
@@ -27,6 +28,10 @@ export interface MappedNotification {
   mcpToolCallStarted?: McpToolCallInfo;
   /** An MCP tool call ended (its item id). */
   mcpToolCallEnded?: string;
+  /** A raw tool-call item: what it asks of the sandbox, for its approval to come. */
+  toolCall?: CallSandbox;
+  /** A raw item arrived: this thread has raw events, so every call's arguments are shown. */
+  rawItem?: boolean;
   /** The turn ended; the handle turns this into the terminal event. */
   turnCompleted?: z.infer<typeof Turn>;
   /** Cumulative thread usage reported by codex. */
@@ -81,6 +86,11 @@ export function mapNotification(method: string, params: unknown): MappedNotifica
     case "turn/started": {
       const { turn } = p as z.infer<(typeof NotificationParams)["turn/started"]>;
       return { events: [{ type: "turn.started", turnId: turn.id }] };
+    }
+    case "rawResponseItem/completed": {
+      const { item } = p as z.infer<(typeof NotificationParams)["rawResponseItem/completed"]>;
+      const toolCall = callSandbox(item);
+      return toolCall ? { events: [], rawItem: true, toolCall } : { events: [], rawItem: true };
     }
     case "turn/completed":
       return {

@@ -37,10 +37,14 @@ import {
 import type { FileChangeItem } from "./notifications.ts";
 import { planTurn, textInput } from "./plan.ts";
 import { planServerRequest } from "./server-requests.ts";
+import type { CallSandbox } from "./escalation.ts";
 import { DROPPED_MESSAGE } from "./messages.ts";
 import type { Rpc } from "./rpc.ts";
 
 const DroppedMessage = z.object({ message: z.string() });
+
+/** Tool calls whose sandbox request is kept for an approval still to come. */
+const TOOL_CALLS_KEPT = 256;
 
 /** What the handle needs from the connection: requests scoped to its thread. */
 export type ThreadRpc = Pick<Rpc, "request">;
@@ -92,6 +96,10 @@ export class CodexHandle implements Handle {
   readonly #fileChanges = new Map<string, FileChangeItem>();
   /** MCP tool calls started and not yet completed, by item id (see server-requests.ts). */
   readonly #mcpToolCalls = new Map<string, McpToolCallInfo>();
+  /** Tool calls' sandbox requests, by call id (escalation.ts); the newest TOOL_CALLS_KEPT. */
+  readonly #toolCalls = new Map<string, CallSandbox>();
+  /** Whether codex shows this thread's raw items (a thread started here, not resumed). */
+  #rawItems = false;
   readonly #queue: string[] = [];
   #active: ActiveTurn | undefined;
   #totalUsage: Usage | undefined;
@@ -414,6 +422,8 @@ export class CodexHandle implements Handle {
       this.#mcpToolCalls.set(mapped.mcpToolCallStarted.id, mapped.mcpToolCallStarted);
     }
     if (mapped.mcpToolCallEnded) this.#mcpToolCalls.delete(mapped.mcpToolCallEnded);
+    if (mapped.rawItem) this.#rawItems = true;
+    if (mapped.toolCall) this.#rememberToolCall(mapped.toolCall);
     // codex repeats its last usage report when only its rate limits changed: the same total, no
     // new tokens. Journaled once, so a reader summing `usage` events counts each response once.
     const repeatedUsage = mapped.totalUsage !== undefined && this.#totalUsage !== undefined &&
@@ -470,11 +480,19 @@ export class CodexHandle implements Handle {
     });
   }
 
+  #rememberToolCall(call: CallSandbox): void {
+    this.#toolCalls.set(call.callId, call);
+    if (this.#toolCalls.size > TOOL_CALLS_KEPT) {
+      this.#toolCalls.delete(this.#toolCalls.keys().next().value!);
+    }
+  }
+
   async onServerRequest(method: string, params: unknown): Promise<unknown> {
     const plan = planServerRequest(method, params, {
       worktree: this.#spec.cwd,
       fileChanges: this.#fileChanges,
       mcpToolCalls: this.#mcpToolCalls,
+      ...(this.#rawItems && { toolCalls: this.#toolCalls }),
     });
     if (plan.kind === "refuse") {
       this.emit({

@@ -3,6 +3,7 @@
  * fields codex adds later pass through. Checked against the generated schema by the drift test.
  */
 import { z } from "zod";
+import { RawToolCall } from "./escalation.ts";
 
 const TokenUsageBreakdown = z.looseObject({
   inputTokens: z.number(),
@@ -146,6 +147,9 @@ export const NotificationParams = {
   }),
   "autoApprovalReview/strictReviewRequired": z.object({ ...TurnScoped }),
   "guardianWarning": z.object({ ...ThreadScoped, message: z.string() }),
+  // The model's raw output items (thread/start's experimentalRawEvents): read for tool calls'
+  // sandbox requests (escalation.ts); the item itself is not parsed beyond its type and call.
+  "rawResponseItem/completed": z.object({ ...TurnScoped, item: RawToolCall }),
   "model/rerouted": z.object({
     ...TurnScoped,
     fromModel: z.string(),

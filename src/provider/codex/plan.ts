@@ -25,6 +25,11 @@ export interface ThreadStartParams {
   developerInstructions?: string;
   /** Always sent: the pinned settings below, then the spec's MCP servers. */
   config: Record<string, unknown>;
+  /**
+   * thread/start only (thread/resume has no such field): raw items show each tool call's
+   * sandbox request (escalation.ts).
+   */
+  experimentalRawEvents?: true;
 }
 
 export interface TextInput {
@@ -278,6 +283,7 @@ export function planThread(spec: Spec, options: CodexPlanOptions = {}): ThreadSt
     cwd: spec.cwd,
     approvalPolicy: permissions.approvalPolicy,
     approvalsReviewer: "user",
+    experimentalRawEvents: true,
     ...(sandbox === "danger-full-access" && { sandbox }),
     ...(spec.model !== undefined && { model: spec.model }),
     ...(spec.baseInstructions !== undefined && { baseInstructions: spec.baseInstructions }),

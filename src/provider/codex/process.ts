@@ -287,7 +287,13 @@ export class CodexProcess implements AsyncDisposable {
           title: this.#options.clientInfo?.title ?? "codexd",
           version: this.#options.clientInfo?.version ?? CODEXD_VERSION,
         },
-        capabilities: null,
+        // experimentalApi: thread/start's experimentalRawEvents, the only way codex shows whether
+        // a tool call asks to leave the sandbox (escalation.ts). Its summary notification per
+        // response carries nothing codexd reads.
+        capabilities: {
+          experimentalApi: true,
+          optOutNotificationMethods: ["rawResponse/completed"],
+        },
       }, { timeoutMs, signal: this.#options.signal }),
       exitedEarly,
     ]);

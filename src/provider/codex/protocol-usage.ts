@@ -42,6 +42,11 @@ export interface RequestUse {
 export interface NotificationUse {
   method: string;
   params: FieldList;
+  /**
+   * For a method codex sends but leaves out of its schema's method list (one marked internal,
+   * such as rawResponseItem/completed): the params type, checked instead of the method name.
+   */
+  paramsType?: string;
 }
 
 export interface ProtocolUsage {
@@ -124,12 +129,18 @@ export const PROTOCOL_USAGE: ProtocolUsage = {
   clientRequests: [
     {
       method: "initialize",
-      params: ["clientInfo.name", "clientInfo.title", "clientInfo.version", "capabilities"],
+      params: [
+        "clientInfo.name",
+        "clientInfo.title",
+        "clientInfo.version",
+        "capabilities.experimentalApi",
+        "capabilities.optOutNotificationMethods",
+      ],
       result: ["userAgent", "codexHome", "platformFamily", "platformOs"],
     },
     {
       method: "thread/start",
-      params: THREAD_OVERRIDES,
+      params: [...THREAD_OVERRIDES, "experimentalRawEvents"],
       result: ["thread.id", "model"],
     },
     {
@@ -238,6 +249,12 @@ export const PROTOCOL_USAGE: ProtocolUsage = {
     { method: "autoApprovalReview/strictReviewRequired", params: TURN_SCOPED },
     { method: "guardianWarning", params: ["threadId", "message"] },
     { method: "model/rerouted", params: [...TURN_SCOPED, "fromModel", "toModel", "reason"] },
+    // Experimental (initialize's experimentalApi): the model's tool calls, for escalation.ts.
+    {
+      method: "rawResponseItem/completed",
+      params: [...TURN_SCOPED, "item"],
+      paramsType: "RawResponseItemCompletedNotification",
+    },
     { method: "serverRequest/resolved", params: ["threadId", "requestId"] },
   ],
 
@@ -253,6 +270,7 @@ export const PROTOCOL_USAGE: ProtocolUsage = {
         "cwd",
         "commandActions",
         "reason",
+        "additionalPermissions",
       ],
       result: [{ path: "decision", values: V2_DECISIONS }],
     },

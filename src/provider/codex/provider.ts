@@ -357,10 +357,12 @@ export class CodexProvider implements Provider {
     overrides: ReturnType<typeof planThread>,
     signal?: AbortSignal,
   ): Promise<string> {
+    // thread/resume takes no experimentalRawEvents: a resumed thread shows no raw items.
+    const { experimentalRawEvents: _, ...resumeOverrides } = overrides;
     const resume = async () =>
       (await this.#child.rpc.request(
         "thread/resume",
-        { threadId, ...overrides },
+        { threadId, ...resumeOverrides },
         { ...(signal && { signal }) },
       )).thread.id;
     try {

@@ -7,6 +7,7 @@ import { z } from "zod";
 import type { ApprovalRequest, ApprovalVerdict } from "../types.ts";
 import { fileChangePaths, type McpToolCallInfo } from "./event-map.ts";
 import type { FileChangeItem } from "./notifications.ts";
+import type { CallSandbox } from "./escalation.ts";
 
 export type ServerRequestPlan =
   | {
@@ -29,6 +30,7 @@ const CommandApproval = z.looseObject({
   command: z.string().nullish(),
   cwd: z.string().nullish(),
   reason: z.string().nullish(),
+  additionalPermissions: z.unknown().optional(),
 });
 
 const FileChangeApproval = z.looseObject({
@@ -80,6 +82,30 @@ export interface ServerRequestContext {
    * thread's running call on the same server.
    */
   mcpToolCalls?: ReadonlyMap<string, McpToolCallInfo>;
+  /**
+   * Tool calls' sandbox requests by call id (= the approval's item id), when codex shows this
+   * thread's raw items (escalation.ts); absent when it does not (a resumed thread).
+   */
+  toolCalls?: ReadonlyMap<string, CallSandbox>;
+}
+
+/**
+ * What a command approval asks beyond the sandbox: extra permissions named in the request, an
+ * escalation its tool call asked for, or a call codex did not show although it shows the others.
+ */
+function commandEscalation(
+  itemId: string,
+  additionalPermissions: unknown,
+  context: ServerRequestContext,
+): string | undefined {
+  if (additionalPermissions !== undefined && additionalPermissions !== null) {
+    return `additionalPermissions: ${JSON.stringify(additionalPermissions)}`;
+  }
+  if (context.toolCalls === undefined) return undefined;
+  const call = context.toolCalls.get(itemId);
+  return call === undefined
+    ? "a tool call codex did not show, so its sandbox request is unknown"
+    : call.escalation;
 }
 
 export function planServerRequest(
@@ -92,15 +118,21 @@ export function planServerRequest(
       const p = CommandApproval.safeParse(params);
       if (!p.success) return invalid(method, p.error, commandReply("deny"));
       const d = p.data;
+      const kind = d.kind === "writeStdin" ? "writeStdin" : "command";
+      // Typing into a running process changes nothing about where it runs.
+      const escalation = kind === "command"
+        ? commandEscalation(d.itemId, d.additionalPermissions, context)
+        : undefined;
       return {
         kind: "approval",
         turnId: d.turnId,
         itemId: d.itemId,
         request: {
-          kind: d.kind === "writeStdin" ? "writeStdin" : "command",
+          kind,
           command: d.command ?? "",
           cwd: d.cwd ?? context.worktree,
           reason: d.reason ?? null,
+          ...(escalation !== undefined && { escalation }),
         },
         reply: commandReply,
       };
