@@ -81,20 +81,22 @@ export class FakePeer {
   }
 }
 
-/** A codex connection (the router over a plain connection) wired to a fake peer. */
-export function connectFakePeer(options: RouterOptions = {}) {
+/** A connection built by `connect` over a pair of streams whose other ends are a fake peer. */
+function wire<T>(
+  connect: (readable: ReadableStream<Uint8Array>, writable: WritableStream<Uint8Array>) => T,
+): { connection: T; peer: FakePeer } {
   const clientToPeer = new TransformStream<Uint8Array, Uint8Array>();
   const peerToClient = new TransformStream<Uint8Array, Uint8Array>();
-  const connection = new CodexRouter(peerToClient.readable, clientToPeer.writable, options);
-  const peer = new FakePeer(clientToPeer.readable, peerToClient.writable);
-  return { connection, peer };
+  const connection = connect(peerToClient.readable, clientToPeer.writable);
+  return { connection, peer: new FakePeer(clientToPeer.readable, peerToClient.writable) };
+}
+
+/** A codex connection (the router over a plain connection) wired to a fake peer. */
+export function connectFakePeer(options: RouterOptions = {}) {
+  return wire((readable, writable) => new CodexRouter(readable, writable, options));
 }
 
 /** A plain JSON-RPC connection (no codex routing, retries or parsing) wired to a fake peer. */
 export function connectPlainPeer(options: JsonRpcOptions = {}) {
-  const clientToPeer = new TransformStream<Uint8Array, Uint8Array>();
-  const peerToClient = new TransformStream<Uint8Array, Uint8Array>();
-  const connection = new JsonRpcConnection(peerToClient.readable, clientToPeer.writable, options);
-  const peer = new FakePeer(clientToPeer.readable, peerToClient.writable);
-  return { connection, peer };
+  return wire((readable, writable) => new JsonRpcConnection(readable, writable, options));
 }
