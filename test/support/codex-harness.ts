@@ -15,7 +15,7 @@
  *   not under /tmp, where codex refuses to create its helper links and `tty` commands then fail).
  *   HOME points into it too, so the user's shell profile and git config stay out of the runs.
  * - `LineClient` is a tiny line-level JSON-RPC client for this harness's own tests and the
- *   capture script; product code uses src/provider/codex/jsonrpc.ts.
+ *   capture script; product code uses src/provider/codex/router.ts.
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { execFile } from "node:child_process";

@@ -338,7 +338,7 @@ export class CodexHandle implements Handle {
   }
 
   /**
-   * codex sent this thread a message too long to read (see jsonrpc.ts). Whatever it was, the
+   * codex sent this thread a message too long to read (see router.ts). Whatever it was, the
    * running turn can no longer be followed faithfully (its end may be the very message lost):
    * end it now with a clear error rather than let it hang, and stop it inside codex.
    */

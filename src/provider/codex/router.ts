@@ -188,13 +188,16 @@ export class CodexRouter implements Rpc, AsyncDisposable {
   #route(method: string, params: unknown): void {
     const threadId = (params as { threadId?: unknown } | undefined)?.threadId;
     const subscriber = typeof threadId === "string" ? this.#threads.get(threadId) : undefined;
-    const listeners = subscriber ? [subscriber] : this.#globalListeners;
-    for (const listener of listeners) {
-      try {
-        listener(method, params);
-      } catch (error) {
-        this.#log("error", "notification listener threw", { method, error: errorMessage(error) });
-      }
+    // Once per streamed delta: the common case, a thread's subscriber, allocates nothing.
+    if (subscriber) return this.#deliver(subscriber, method, params);
+    for (const listener of this.#globalListeners) this.#deliver(listener, method, params);
+  }
+
+  #deliver(listener: NotificationListener, method: string, params: unknown): void {
+    try {
+      listener(method, params);
+    } catch (error) {
+      this.#log("error", "notification listener threw", { method, error: errorMessage(error) });
     }
   }
 
