@@ -4,33 +4,15 @@
  * provider's backend, and shutdown. No codex: the provider's turns are scripted by each test.
  */
 import { afterAll, expect, test } from "bun:test";
-import { mkdirSync, readFileSync } from "node:fs";
-import { join } from "node:path";
-import { ApprovalBridge } from "../../src/approval/bridge.ts";
-import { PolicyStore } from "../../src/approval/policy-store.ts";
-import { Journal } from "../../src/daemon/journal.ts";
 import { ServiceUnavailable } from "../../src/daemon/service.ts";
-import { SessionManager } from "../../src/daemon/sessions.ts";
-import { Store } from "../../src/daemon/store.ts";
 import { InvalidInput, NoActiveTurn, WrongState } from "../../src/errors.ts";
 import { Spec } from "../../src/provider/spec.ts";
-import { fakeAnalyzer } from "../approval/support/fake-analyzer.ts";
-import { tempDir } from "../approval/support/policies.ts";
 import {
   MEMORY_CAPABILITIES,
-  MemoryProvider,
+  type MemoryProviderOptions,
   type TurnScript,
 } from "../support/memory-provider.ts";
-
-const tmp = tempDir("codexd-sessions-");
-afterAll(() => tmp[Symbol.dispose]());
-mkdirSync(join(tmp.dir, "policies"));
-tmp.write(
-  "policies/default.yaml",
-  readFileSync(join(import.meta.dir, "..", "..", "policies", "default.yaml"), "utf8"),
-);
-const WT = join(tmp.dir, "wt");
-mkdirSync(WT);
+import { drained, type MemorySessions, memorySessions } from "../support/memory-sessions.ts";
 
 const USAGE = { inputTokens: 10, cachedInputTokens: 0, outputTokens: 5, reasoningTokens: 0 };
 
@@ -40,33 +22,20 @@ const ECHO: TurnScript = (prompt) => [
   { type: "result", text: `echo: ${prompt}`, turnStatus: "completed", usage: USAGE },
 ];
 
-function setup(options: ConstructorParameters<typeof MemoryProvider>[0] = {}) {
-  const store = Store.open(":memory:");
-  const journal = new Journal(store);
-  const policies = new PolicyStore(join(tmp.dir, "policies"), fakeAnalyzer);
-  const provider = new MemoryProvider(options);
-  const sessions = new SessionManager({
-    store,
-    journal,
-    provider,
-    policies,
-    bridge: new ApprovalBridge(policies),
-    version: "test",
-  });
-  const types = (id: string) => store.eventsAfter(id, 0, 1000).map((e) => e.type);
-  return { store, provider, sessions, types };
-}
+const opened: MemorySessions[] = [];
+afterAll(() => opened.forEach((h) => h[Symbol.dispose]()));
 
-const spec = (prompt: string, extra: Record<string, unknown> = {}) =>
-  Spec.parse({ prompt, cwd: WT, ...extra });
-
-/** Lets every session's pump drain what its handle emitted (the pumps run on microtasks). */
-async function drained(): Promise<void> {
-  for (let i = 0; i < 3; i++) await new Promise((resolve) => setImmediate(resolve));
+function setup(options: MemoryProviderOptions = {}) {
+  const h = memorySessions(options);
+  opened.push(h);
+  const types = (id: string) => h.store.eventsAfter(id, 0, 1000).map((e) => e.type);
+  const spec = (prompt: string, extra: Record<string, unknown> = {}) =>
+    Spec.parse({ prompt, cwd: h.worktree, ...extra });
+  return { ...h, types, spec };
 }
 
 test("spawn runs the first turn, journals its events and leaves the session idle", async () => {
-  const { sessions, provider, types } = setup({ script: ECHO });
+  const { sessions, provider, types, spec } = setup({ script: ECHO });
   const spawned = await sessions.spawn(spec("hello"));
   expect(spawned).toEqual({
     sessionId: expect.stringMatching(/^ses_/),
@@ -91,7 +60,7 @@ test("spawn runs the first turn, journals its events and leaves the session idle
 });
 
 test("ignoredFields are the provider's plan's, for the fields the caller set", async () => {
-  const { sessions } = setup({
+  const { sessions, spec } = setup({
     script: ECHO,
     ignoredFields: (_spec, set) =>
       set?.includes("model") ? [{ field: "model", reason: "no models here" }] : [],
@@ -104,7 +73,7 @@ test("ignoredFields are the provider's plan's, for the fields the caller set", a
 });
 
 test("a spec the provider's plan refuses is a 400 and records nothing", async () => {
-  const { sessions, store } = setup({
+  const { sessions, store, spec } = setup({
     refuse: (s) =>
       s.model === "no-such-model"
         ? new InvalidInput("Cannot spawn session: model no-such-model is unknown", "model")
@@ -116,7 +85,7 @@ test("a spec the provider's plan refuses is a 400 and records nothing", async ()
 });
 
 test("bypassPermissions under a policy without allowBypass never reaches the provider", async () => {
-  const { sessions, store, provider } = setup();
+  const { sessions, store, provider, spec } = setup();
   await expect(sessions.spawn(spec("x", { permissionMode: "bypassPermissions" }))).rejects
     .toThrow(/allowBypass/);
   expect(provider.planned).toEqual([]);
@@ -124,7 +93,7 @@ test("bypassPermissions under a policy without allowBypass never reaches the pro
 });
 
 test("send queues behind a running turn; the queued turn starts when it ends", async () => {
-  const { sessions, provider } = setup();
+  const { sessions, provider, spec } = setup();
   const { sessionId } = await sessions.spawn(spec("first"));
   const handle = provider.handles.get(sessionId)!;
   expect(await sessions.send(sessionId, "second")).toEqual({ queued: true });
@@ -141,7 +110,7 @@ test("send queues behind a running turn; the queued turn starts when it ends", a
 });
 
 test("inject steers the running turn and is refused when nothing runs", async () => {
-  const { sessions, provider, store } = setup();
+  const { sessions, provider, store, spec } = setup();
   const { sessionId } = await sessions.spawn(spec("work"));
   const handle = provider.handles.get(sessionId)!;
   expect(await sessions.inject(sessionId, "also this")).toEqual({
@@ -157,7 +126,7 @@ test("inject steers the running turn and is refused when nothing runs", async ()
 });
 
 test("interrupt drops queued turns and ends the running one", async () => {
-  const { sessions, provider, types } = setup();
+  const { sessions, provider, types, spec } = setup();
   const { sessionId } = await sessions.spawn(spec("long"));
   await sessions.send(sessionId, "queued");
   await sessions.interrupt(sessionId);
@@ -168,7 +137,7 @@ test("interrupt drops queued turns and ends the running one", async () => {
 });
 
 test("stop ends the session; it takes no more turns and stopping again succeeds", async () => {
-  const { sessions, provider, store } = setup();
+  const { sessions, provider, store, spec } = setup();
   const { sessionId } = await sessions.spawn(spec("long"));
   await sessions.stop(sessionId);
   expect(provider.handles.has(sessionId)).toBe(false);
@@ -179,7 +148,7 @@ test("stop ends the session; it takes no more turns and stopping again succeeds"
 });
 
 test("a crash ends live sessions with app_server_crashed; they resume once it is back", async () => {
-  const { sessions, provider, store } = setup({ script: ECHO });
+  const { sessions, provider, store, spec } = setup({ script: ECHO });
   const { sessionId, threadId } = await sessions.spawn(spec("one"));
   const busy = await sessions.spawn(spec("two"));
   await drained();
@@ -208,7 +177,7 @@ test("a crash ends live sessions with app_server_crashed; they resume once it is
 });
 
 test("a failed start marks the session failed with start_failed", async () => {
-  const { sessions, provider, store } = setup();
+  const { sessions, provider, store, spec } = setup();
   provider.startFailure = new Error("thread/start refused");
   await expect(sessions.spawn(spec("x"))).rejects.toThrow("thread/start refused");
   const [row] = store.listSessions();
@@ -217,7 +186,7 @@ test("a failed start marks the session failed with start_failed", async () => {
 });
 
 test("shutdownAll ends every live session with daemon_shutdown, leaving it resumable", async () => {
-  const { sessions, store } = setup();
+  const { sessions, store, spec } = setup();
   const { sessionId } = await sessions.spawn(spec("long"));
   await sessions.shutdownAll();
   expect(store.eventsOfType(sessionId, "error").map((e) => e.code)).toEqual(["daemon_shutdown"]);
