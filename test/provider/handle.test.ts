@@ -6,7 +6,7 @@ import { unhandledNotifications } from "../../src/provider/codex/event-map.ts";
 import { CodexHandle, type ThreadRpc } from "../../src/provider/codex/handle.ts";
 import { DROPPED_MESSAGE } from "../../src/provider/codex/messages.ts";
 import { Spec, type SpecInput } from "../../src/provider/spec.ts";
-import type { Approver } from "../../src/provider/types.ts";
+import type { ApprovalRequest, Approver } from "../../src/provider/types.ts";
 
 /** A scriptable stand-in for the connection: records requests, answers turn/start with ids. */
 class FakeRpc implements ThreadRpc {
@@ -88,6 +88,63 @@ const usageBreakdown = (inputTokens: number) => ({
 const completed = (id: string, status = "completed") => ({
   threadId: "th1",
   turn: { id, status, items: [], error: status === "failed" ? { message: "boom" } : null },
+});
+
+describe("CodexHandle escalations (raw items, escalation.ts)", () => {
+  /** An approver recording what it was asked. */
+  function recording() {
+    const asked: ApprovalRequest[] = [];
+    const approver: Approver = {
+      decide: (request) => {
+        asked.push(request);
+        return Promise.resolve({ decision: "allow", source: "default", reason: "test" });
+      },
+    };
+    return { asked, approver };
+  }
+  const raw = (item: Record<string, unknown>) =>
+    ["rawResponseItem/completed", { threadId: "th1", turnId: "t", item }] as const;
+  const approve = (handle: CodexHandle, itemId: string) =>
+    handle.onServerRequest("item/commandExecution/requestApproval", {
+      kind: "command",
+      threadId: "th1",
+      turnId: "t",
+      itemId,
+      command: "touch x",
+      cwd: "/w",
+    });
+
+  test("a call's escalation reaches the approver; an unseen call while raw items flow is one", async () => {
+    const { asked, approver } = recording();
+    const { handle } = makeHandle({}, approver);
+    handle.onNotification(...raw({
+      type: "function_call",
+      call_id: "c1",
+      arguments: JSON.stringify({ cmd: "touch x", sandbox_permissions: "require_escalated" }),
+    }));
+    handle.onNotification(...raw({ type: "function_call", call_id: "c2", arguments: "{}" }));
+    await approve(handle, "c1");
+    await approve(handle, "c2");
+    await approve(handle, "c3");
+    expect(asked.map((r) => "escalation" in r ? r.escalation : undefined)).toEqual([
+      'sandbox_permissions: "require_escalated"',
+      undefined,
+      "a tool call codex did not show, so its sandbox request is unknown",
+    ]);
+  });
+
+  test("after a move to another child (no raw items there), calls are judged without them", async () => {
+    const { asked, approver } = recording();
+    const { rpc, handle } = makeHandle({}, approver);
+    handle.onNotification(...raw({ type: "function_call", call_id: "c1", arguments: "{}" }));
+    const moved = await handle.moveTo(() =>
+      Promise.resolve({ rpc, threadId: "th1", onClose: () => {} })
+    );
+    expect(moved).toBe(true);
+    await approve(handle, "c9");
+    expect(asked).toHaveLength(1);
+    expect(asked[0]).not.toHaveProperty("escalation");
+  });
 });
 
 describe("CodexHandle turns", () => {

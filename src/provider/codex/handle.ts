@@ -165,6 +165,10 @@ export class CodexHandle implements Handle {
       const binding = await move();
       this.#rpc = binding.rpc;
       this.#threadId = binding.threadId;
+      // A thread resumed on another child shows no raw items there (escalation.ts): judged
+      // without them from now on, rather than every call taken for one codex did not show.
+      this.#rawItems = false;
+      this.#toolCalls.clear();
       this.#onClose = binding.onClose;
       if (binding.onIdle) this.#onIdle = binding.onIdle;
       moved = true;
