@@ -88,8 +88,11 @@ export interface ProviderStatus {
   nextAttemptInMs?: number;
 }
 
-/** Where sessions run. The daemon sees one provider, however many processes are behind it. */
-export interface Provider {
+/**
+ * Where sessions run. The daemon sees one provider, however many processes are behind it.
+ * Disposing of it is `shutdown()`.
+ */
+export interface Provider extends AsyncDisposable {
   readonly name: string;
   capabilities(): Capabilities;
   status(): ProviderStatus;

@@ -180,3 +180,15 @@ test("a draining child that dies is not restarted: its replacement already serve
   expect(h.timers).toEqual([]); // no restart scheduled for the dead, draining child
   expect(h.pool.children()).toMatchObject([{ id: 1, state: "ready" }]);
 });
+
+test("disposing of the pool stops every child; a second shutdown does nothing more", async () => {
+  const h = harness(2);
+  await h.pool.start();
+  await h.pool[Symbol.asyncDispose]();
+  expect(h.providers.map((p) => p.state)).toEqual(["stopped", "stopped"]);
+  expect(h.pool.status().state).toBe("stopped");
+  await h.pool.shutdown();
+  expect(() => h.pool.assertAvailable("spawn session")).toThrow(
+    "Cannot spawn session: codex app-server is stopped",
+  );
+});

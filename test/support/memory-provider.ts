@@ -146,6 +146,10 @@ export class MemoryProvider implements Provider {
     await Promise.all([...this.handles.values()].map((h) => h.stop("daemon_shutdown")));
   }
 
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.shutdown();
+  }
+
   #open(sessionId: string, spec: Spec, threadId?: string): MemoryHandle | Promise<never> {
     try {
       this.assertAvailable("start session");

@@ -20,7 +20,6 @@
  *   on the new; turns sent meanwhile wait in the session's queue), and stops the old child once
  *   it has none left. A running turn is never cut short.
  */
-import { readFileSync } from "node:fs";
 import { errorMessage, ProviderUnavailable } from "../../errors.ts";
 import type { Logger } from "../../log.ts";
 import type { CodexHandle } from "./handle.ts";
@@ -38,6 +37,7 @@ import type {
   SessionPlan,
 } from "../types.ts";
 import { type BackoffPolicy, CodexSupervisor } from "./supervisor.ts";
+import { readRss } from "./rss.ts";
 
 export interface RecycleLimits {
   /** A child whose resident memory passes this is replaced (bytes). */
@@ -224,6 +224,10 @@ export class CodexPool implements Provider {
     this.#stopped = true;
     this.#timer?.cancel();
     await Promise.all(this.#slots.map((slot) => slot.supervisor.stop()));
+  }
+
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.shutdown();
   }
 
   /**
@@ -470,16 +474,6 @@ export class CodexPool implements Provider {
 
   #rss(pid: number): number | undefined {
     return (this.#o.readRss ?? readRss)(pid);
-  }
-}
-
-/** VmRSS of /proc/<pid>/status in bytes; undefined where there is no /proc or no such process. */
-export function readRss(pid: number): number | undefined {
-  try {
-    const match = /^VmRSS:\s+(\d+)\s+kB/m.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
-    return match ? Number(match[1]) * 1024 : undefined;
-  } catch {
-    return undefined;
   }
 }
 
