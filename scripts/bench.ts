@@ -181,7 +181,8 @@ async function main(): Promise<void> {
   );
   results.concurrency = await attempt("concurrency", () =>
     concurrency(ctx, {
-      levels: options.quick ? [1, 10, 50] : [1, 10, 50, 100, 200],
+      // 100 sessions: concurrent-100 below, daemon and direct alternating pair by pair.
+      levels: options.quick ? [1, 10, 50] : [1, 10, 50, 200],
       followUps: 2,
       deadlineMs: options.quick ? 60_000 : 300_000,
       direct: true,
@@ -196,7 +197,7 @@ async function main(): Promise<void> {
     concurrentVsDirect(ctx, {
       sessions: quick ? 20 : 100,
       followUps: 2,
-      pairs: quick ? 1 : 3,
+      pairs: quick ? 1 : 2,
     }));
   results.manySessions = await attempt(
     "sessions-500",

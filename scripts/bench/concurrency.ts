@@ -118,7 +118,8 @@ export async function concurrencyLevel(
   }
   await daemon.stop();
   const pct = (values: number[], p: number) => round(percentile(values, p));
-  const direct = options.direct
+  // Past 100 sessions the direct floor is left out: it adds minutes and no target reads it.
+  const direct = options.direct && sessions <= 100
     ? await directLevel(ctx, sessions, options.followUps).catch(() => undefined)
     : undefined;
   return {
