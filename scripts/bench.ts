@@ -34,6 +34,7 @@ import { loadAverage } from "./bench/machine.ts";
 import { manySessions } from "./bench/many-sessions.ts";
 import { rollingRestart } from "./bench/rolling-restart.ts";
 import { startModelProcess } from "./bench/model-process.ts";
+import { daemonThreadStart } from "./bench/direct.ts";
 
 const SCENARIOS = [
   "turn-overhead",
@@ -51,8 +52,10 @@ type Scenario = (typeof SCENARIOS)[number];
 
 const USAGE = `Usage: bun scripts/bench.ts [--quick] [--only ${SCENARIOS.join(",")}]
                             [--daemon ${DAEMON_MODES.join("|")}] [--model process|in-process]
-                            [--out FILE] [--cpu-prof DIR]
-  --cpu-prof DIR   every daemon subprocess writes a CPU profile (.cpuprofile) into DIR`;
+                            [--out FILE] [--cpu-prof DIR] [--direct-bare]
+  --cpu-prof DIR   every daemon subprocess writes a CPU profile (.cpuprofile) into DIR
+  --direct-bare    direct clients start threads bare ({cwd, approvalPolicy, sandbox}) instead of
+                   with the daemon's own thread/start (its sandbox permission profile and config)`;
 
 function parseOptions() {
   const { values } = parseArgs({
@@ -63,6 +66,7 @@ function parseOptions() {
       model: { type: "string", default: "process" },
       out: { type: "string" },
       "cpu-prof": { type: "string" },
+      "direct-bare": { type: "boolean", default: false },
       help: { type: "boolean", short: "h" },
     },
   });
@@ -94,6 +98,7 @@ function parseOptions() {
     daemon: mode,
     out: values.out,
     cpuProf: values["cpu-prof"],
+    directBare: values["direct-bare"],
   };
 }
 
@@ -136,6 +141,7 @@ async function main(): Promise<void> {
     codexBinary,
     daemonMode,
     quick: options.quick,
+    directThreadStart: options.directBare ? undefined : await daemonThreadStart(worktree.path),
     daemonOptions: options.cpuProf
       ? { bunFlags: ["--cpu-prof", `--cpu-prof-dir=${path.resolve(options.cpuProf)}`] }
       : {},
@@ -148,6 +154,9 @@ async function main(): Promise<void> {
     codexVersion: codexVersion(codexBinary),
     daemon: { mode: daemonMode, how },
     model: modelProcess ? "own process" : "in the bench process",
+    directThreads: options.directBare
+      ? "bare thread/start ({cwd, approvalPolicy, sandbox})"
+      : "the daemon's own thread/start (sandbox permission profile, environment policy, trust)",
     loadAverage: { start: loadAverage() },
     errors: {},
     notes: [],

@@ -68,7 +68,7 @@ async function directLevel(
   const turnMs: number[] = [];
   const started = nowMs();
   await Promise.all(Array.from({ length: sessions }, async (_, i) => {
-    const thread = await direct.startThread(ctx.cwd);
+    const thread = await direct.startThread(ctx.cwd, ctx.directThreadStart);
     await direct.runTurn(thread, `session ${i} turn 0`);
     for (let turn = 1; turn <= followUps; turn++) {
       turnMs.push((await direct.runTurn(thread, `session ${i} turn ${turn}`)).ms);

@@ -4,10 +4,7 @@
  * told), and the direct baseline runs as many app-servers, each a stdio client, the sessions
  * placed on them round-robin. The two alternate run by run; the ratio is taken pair by pair.
  */
-import { realpath } from "node:fs/promises";
 import { defaultPoolSize } from "../../src/daemon/config.ts";
-import { planSpawn } from "../../src/provider/codex/plan.ts";
-import { Spec } from "../../src/provider/spec.ts";
 import type { BenchContext } from "./context.ts";
 import { startBenchDaemon } from "./daemon.ts";
 import { DirectClient } from "./direct.ts";
@@ -86,18 +83,6 @@ async function daemonRun(
   return { wallMs, failures: failureSummary(outcomes), peakRssMiB: sampler.daemonPeak, cpu };
 }
 
-/**
- * The daemon's own `thread/start` for a bench session: the same per-thread config (sandbox
- * permission profile, environment policy, trust), which costs codex itself about twice the work
- * per turn at this concurrency, so the direct side must ask for it too to compare like with like.
- */
-async function daemonThreadStart(cwd: string): Promise<Record<string, unknown>> {
-  const spec = Spec.parse({ prompt: "bench", cwd });
-  const real = await realpath(cwd);
-  return planSpawn(spec, { cwdAliases: real === cwd ? [] : [real] })
-    .threadStart as unknown as Record<string, unknown>;
-}
-
 async function directRun(
   ctx: BenchContext,
   sessions: number,
@@ -142,7 +127,7 @@ export async function concurrentVsDirect(
   const pool = options.pool ?? defaultPoolSize();
   const before = loadAverage();
   const pairs: ConcurrentVsDirectResult["pairs"] = [];
-  const threadStart = await daemonThreadStart(ctx.cwd);
+  const threadStart = ctx.directThreadStart;
   const failures: string[] = [];
   let peak = 0;
   for (let i = 0; i < options.pairs; i++) {
@@ -166,16 +151,20 @@ export async function concurrentVsDirect(
     });
   }
   ctx.log(`  direct, threads started bare (approval policy and sandbox only)`);
-  const bare = (await directRun(ctx, options.sessions, options.followUps, pool, undefined)
-    .catch(() => undefined))?.wallMs;
+  const bare = threadStart === undefined
+    ? pairs[0]?.directWallMs
+    : (await directRun(ctx, options.sessions, options.followUps, pool, undefined)
+      .catch(() => undefined))?.wallMs;
   return {
     sessions: options.sessions,
     followUps: options.followUps,
     pool,
     direct: `${pool} \`codex app-server\` process(es), each driven over stdio by the bench's ` +
-      `minimal JSON-RPC client, sessions placed round-robin, each thread started with the ` +
-      `daemon's own thread/start (its sandbox permission profile and config); same codex, ` +
-      `model and prompts`,
+      `minimal JSON-RPC client, sessions placed round-robin, each thread started ${
+        threadStart === undefined
+          ? "bare (--direct-bare)"
+          : "with the daemon's own thread/start (its sandbox permission profile and config)"
+      }; same codex, model and prompts`,
     bareDirectWallMs: bare === undefined ? null : round(bare, 0),
     pairs,
     daemonWallMs: round(median(pairs.map((p) => p.daemonWallMs)), 0),

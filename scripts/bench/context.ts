@@ -12,6 +12,11 @@ export interface BenchContext {
   /** The native codex binary every scenario runs. */
   codexBinary: string;
   daemonMode: DaemonMode;
+  /**
+   * The `thread/start` params of every direct client's threads: the daemon's own (like with like),
+   * or undefined for bare ones ({cwd, approvalPolicy, sandbox}; `--direct-bare`).
+   */
+  directThreadStart: Record<string, unknown> | undefined;
   /** How every scenario starts its daemon beyond the mode (profiling flags). */
   daemonOptions: BenchDaemonOptions;
   quick: boolean;

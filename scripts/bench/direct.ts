@@ -3,7 +3,10 @@
  * the bench and codex but line splitting and JSON.parse. Whatever the daemon adds on top of this
  * is its overhead.
  */
+import { realpath } from "node:fs/promises";
 import type { ModelEndpoint } from "../../src/devtools/scripted-model.ts";
+import { planSpawn } from "../../src/provider/codex/plan.ts";
+import { Spec } from "../../src/provider/spec.ts";
 import { type CodexUnderTest, startCodex } from "../../test/support/codex-harness.ts";
 import { nowMs } from "./stats.ts";
 
@@ -53,6 +56,19 @@ export interface DirectTurn {
   ackMs: number;
   /** The turn's last agent message ("" if none). */
   text: string;
+}
+
+/**
+ * The daemon's own `thread/start` for a bench session in `cwd`: its per-thread config (the
+ * sandbox permission profile, environment policy, trust). That config costs codex itself work on
+ * every turn (about twice the time per session at 20 concurrent sessions), so a direct baseline
+ * that leaves it out measures codex's config along with the daemon.
+ */
+export async function daemonThreadStart(cwd: string): Promise<Record<string, unknown>> {
+  const spec = Spec.parse({ prompt: "bench", cwd });
+  const real = await realpath(cwd);
+  return planSpawn(spec, { cwdAliases: real === cwd ? [] : [real] })
+    .threadStart as unknown as Record<string, unknown>;
 }
 
 export class DirectClient implements AsyncDisposable {

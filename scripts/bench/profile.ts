@@ -58,7 +58,7 @@ export async function profileTurnPath(ctx: BenchContext, turns: number): Promise
     prompt: "profile warm-up a",
     cwd: ctx.cwd,
   });
-  const thread = await direct.startThread(ctx.cwd);
+  const thread = await direct.startThread(ctx.cwd, ctx.directThreadStart);
   await direct.runTurn(thread, "profile warm-up b");
   const modelTime = async (prompt: string, from: number) =>
     (await ctx.recordingModel.waitForRequest(

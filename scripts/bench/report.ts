@@ -16,6 +16,8 @@ export interface BenchResults extends ScaleResults {
   daemon: { mode: string; how: string };
   /** Where the scripted model ran: its own process, or the bench's. */
   model: string;
+  /** How the direct clients start their threads (like with like, or bare). */
+  directThreads?: string;
   turnOverhead?: TurnOverheadResult;
   /** Run when daemon/direct misses its target: where a turn's time goes. */
   turnProfile?: TurnProfile;
@@ -123,6 +125,7 @@ export function markdown(r: BenchResults): string {
       `${r.codexVersion} · ${m.runtime} · daemon: ${r.daemon.mode}`,
     "",
   );
+  if (r.directThreads) out.push(`Direct clients start threads with ${r.directThreads}.`, "");
   const t = r.turnOverhead;
   if (t) {
     out.push(`### 1. Turn overhead (${t.turns} sequential follow-up turns, one session)`, "");

@@ -82,7 +82,7 @@ export async function throughput(
     prompt: "bench warm-up a",
     cwd: ctx.cwd,
   });
-  const thread = await direct.startThread(ctx.cwd);
+  const thread = await direct.startThread(ctx.cwd, ctx.directThreadStart);
   await direct.runTurn(thread, "bench warm-up b");
   ctx.log(`throughput: ${options.runs} run(s) of ${ANSWER_DELTAS} deltas each way`);
   for (let i = 0; i < options.runs; i++) {

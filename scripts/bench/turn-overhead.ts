@@ -44,7 +44,7 @@ export async function turnOverhead(
       prompt: "bench warm-up a",
       cwd: ctx.cwd,
     });
-    const thread = await direct.startThread(ctx.cwd);
+    const thread = await direct.startThread(ctx.cwd, ctx.directThreadStart);
     await direct.runTurn(thread, "bench warm-up b");
     ctx.log(
       `turn overhead: ${options.turns} turns, daemon (${daemon.mode}) and direct alternating`,
