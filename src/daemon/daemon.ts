@@ -45,7 +45,8 @@ export const SHUTDOWN_DEADLINE_MS = 10_000;
 /**
  * The running daemon. It owns what it opened (the pid ledger, the database, the codex children,
  * the listener, its signal handlers) and closes them in reverse order on `stop()` or
- * `await using`: a second stop is the first one's promise, and nothing of it outlives the stop.
+ * `await using`: a second stop is the first one's promise. (The protocol drift check, a
+ * one-off `codex app-server generate-json-schema` at start, is not waited for.)
  */
 export interface Daemon extends AsyncDisposable {
   url: string;
@@ -112,21 +113,20 @@ async function assemble(
   logger: Logger,
   resources: AsyncDisposableStack,
 ): Promise<Daemon> {
-  const log = logger.log;
   restrictUmask();
   makePrivateDir(config.stateDir);
   const tightened = tightenStateDir(config.stateDir);
-  if (tightened.length > 0) log("info", "made the state dir private (0700/0600)", { tightened });
-  for (const note of config.notes) log("info", note);
-  const agentUser = agentIdentity(config, log);
+  if (tightened.length > 0) logger.info("made the state dir private (0700/0600)", { tightened });
+  for (const note of config.notes) logger.info(note);
+  const agentUser = agentIdentity(config, logger);
   const ledger = new PidLedger(config.stateDir);
   ledger.claim();
   resources.defer(() => ledger.release());
   const orphan = await ledger.reapOrphan();
-  if (orphan) log("warn", "ended a codex child left by an earlier daemon", { pid: orphan });
+  if (orphan) logger.warn("ended a codex child left by an earlier daemon", { pid: orphan });
 
   const token = loadOrCreateToken(config.stateDir, config.server.tokenFile);
-  if (token.created) log("info", "generated an API token", { path: token.path });
+  if (token.created) logger.info("generated an API token", { path: token.path });
   if (agentUser && statSync(token.path).uid === agentUser.uid) {
     throw new Error(
       `token file ${token.path} belongs to codex.user ${agentUser.name}, who must not read it`,
@@ -135,18 +135,21 @@ async function assemble(
 
   const store = Store.open(join(config.stateDir, "codexd.db"), {
     // The events of that commit were never handed to a client; say loudly that they are gone.
-    onCommitError: (error) => log("error", "could not write events to the database", { error }),
+    onCommitError: (error) => logger.error("could not write events to the database", { error }),
   });
   resources.defer(() => store.close());
   const interrupted = store.markRunningAsInterrupted();
-  if (interrupted.length > 0) log("info", "sessions interrupted by the last stop", { interrupted });
+  if (interrupted.length > 0) logger.info("sessions interrupted by the last stop", { interrupted });
   const journal = new Journal(store, {
     ...(config.events.retention !== undefined && { retention: config.events.retention }),
     ...(deps.journalBufferLimit !== undefined && { bufferLimit: deps.journalBufferLimit }),
   });
 
   const analyzer = deps.analyzer ?? await defaultShellAnalyzer();
-  const policies = await PolicyStore.open(policiesDir(config, log), { analyzer, requireAll: true });
+  const policies = await PolicyStore.open(policiesDir(config, logger), {
+    analyzer,
+    requireAll: true,
+  });
   const bridge = new ApprovalBridge(policies);
   const metrics = createDaemonMetrics({
     unhandledNotifications: () => unhandledNotifications.entries(),
@@ -185,14 +188,14 @@ async function assemble(
   });
   resources.defer(() => supervisor.shutdown());
   await supervisor.start();
-  void checkDrift(config, log).then((found) => problems.push(...found));
+  void checkDrift(config, logger).then((found) => problems.push(...found));
 
   const restartCodex = (): Promise<RestartReport> => {
     if (deps.reloadConfig) {
       // Throws a ConfigError on a broken file: nothing is replaced then.
       const reloaded = deps.reloadConfig().codex;
       if (reloaded.home !== codex.home || reloaded.user !== codex.user) {
-        log("warn", "codex.home and codex.user take effect at the next daemon start only");
+        logger.warn("codex.home and codex.user take effect at the next daemon start only");
       }
       codex = {
         ...reloaded,
@@ -200,18 +203,18 @@ async function assemble(
         ...(codex.user !== undefined && { user: codex.user }),
       };
     }
-    log("info", "rolling restart of the codex children", { bin: codex.bin ?? "(default)" });
+    logger.info("rolling restart of the codex children", { bin: codex.bin ?? "(default)" });
     return supervisor.restart().then((report) => {
-      log(report.failed.length > 0 ? "error" : "info", "rolling restart done", report);
+      logger.log(report.failed.length > 0 ? "error" : "info", "rolling restart done", report);
       return report;
     });
   };
 
   const onRestartSignal = () => {
     try {
-      void restartCodex().catch((error) => log("error", "rolling restart failed", { error }));
+      void restartCodex().catch((error) => logger.error("rolling restart failed", { error }));
     } catch (error) {
-      log("error", "rolling restart refused: the config cannot be read", { error });
+      logger.error("rolling restart refused: the config cannot be read", { error });
     }
   };
 
@@ -221,16 +224,16 @@ async function assemble(
   /** Closes everything `resources` holds, last opened first, within SHUTDOWN_DEADLINE_MS. */
   const stop = (): Promise<void> =>
     stopping ??= (async () => {
-      log("info", "stopping");
+      logger.info("stopping");
       let deadline: ReturnType<typeof setTimeout> | undefined;
       const overran = new Promise<number>((resolve) => {
         deadline = setTimeout(() => {
-          log("error", "graceful stop took too long; giving up on it");
+          logger.error("graceful stop took too long; giving up on it");
           resolve(1);
         }, SHUTDOWN_DEADLINE_MS);
       });
       const closed = resources.disposeAsync().then(() => 0, (error: unknown) => {
-        log("error", "stopping failed", { error });
+        logger.error("stopping failed", { error });
         return 1;
       });
       const code = await Promise.race([closed, overran]);
@@ -299,7 +302,7 @@ async function assemble(
   // Sessions stop while the listener still serves, so readers see their last events.
   resources.defer(() =>
     sessions.shutdownAll().catch((error: unknown) =>
-      log("error", "stopping sessions failed", { error })
+      logger.error("stopping sessions failed", { error })
     )
   );
 
@@ -308,7 +311,7 @@ async function assemble(
     SIGINT: () => void stop(),
     SIGHUP: () => {
       const result = policies.reload();
-      log(result.issues.length ? "warn" : "info", "policies reloaded", result);
+      logger.log(result.issues.length ? "warn" : "info", "policies reloaded", result);
     },
     SIGUSR2: onRestartSignal,
   };
@@ -332,12 +335,11 @@ async function assemble(
  * without codex.user every agent command runs as root: allowed (a single-user machine, a
  * container) but said loudly. codex.user needs root, unless it is the daemon's own account.
  */
-function agentIdentity(config: ResolvedConfig, log: Logger["log"]): AgentUser | undefined {
+function agentIdentity(config: ResolvedConfig, logger: Logger): AgentUser | undefined {
   const uid = process.getuid?.();
   if (config.codex.user === undefined) {
     if (uid === 0) {
-      log(
-        "warn",
+      logger.warn(
         "codexd runs as root and codex.user is not set: codex and every agent command run as " +
           "root and can read the API token and the state database. Set codex.user to an " +
           "unprivileged account (README: Deploying with a separate agent user)",
@@ -352,7 +354,7 @@ function agentIdentity(config: ResolvedConfig, log: Logger["log"]): AgentUser | 
       `codex.user ${config.codex.user} needs the daemon to run as root (it runs as uid ${uid})`,
     );
   }
-  log("info", "codex and agent commands run as a separate account", {
+  logger.info("codex and agent commands run as a separate account", {
     user: user.name,
     uid: user.uid,
     gid: user.gid,
@@ -362,21 +364,21 @@ function agentIdentity(config: ResolvedConfig, log: Logger["log"]): AgentUser | 
 }
 
 /** The configured policies folder, or the embedded built-in policies when it does not exist. */
-function policiesDir(config: ResolvedConfig, log: Logger["log"]): string {
+function policiesDir(config: ResolvedConfig, logger: Logger): string {
   if (existsSync(config.policies.dir)) return config.policies.dir;
   const builtin = join(config.stateDir, "builtin-policies");
   mkdirSync(builtin, { recursive: true, mode: 0o700 });
   for (const [name, text] of Object.entries(embeddedAssets.policies ?? {})) {
     writeFileSync(join(builtin, `${name}.yaml`), text, { mode: 0o600 });
   }
-  log("warn", "policies folder not found; using the built-in policies", {
+  logger.warn("policies folder not found; using the built-in policies", {
     dir: config.policies.dir,
   });
   return builtin;
 }
 
 /** Compares the protocol codexd uses with what the installed codex documents. */
-async function checkDrift(config: ResolvedConfig, log: Logger["log"]): Promise<string[]> {
+async function checkDrift(config: ResolvedConfig, logger: Logger): Promise<string[]> {
   const dir = await mkdtemp(join(tmpdir(), "codexd-schema-"));
   try {
     const binary = await resolveCodexBinary({
@@ -385,12 +387,12 @@ async function checkDrift(config: ResolvedConfig, log: Logger["log"]): Promise<s
     });
     await generateSchema(binary.path, dir);
     const drift = await checkProtocolDrift(dir);
-    if (!drift.ok) log("warn", "codex protocol drift", { problems: drift.problems });
-    if (drift.notes.length > 0) log("info", "codex protocol notes", { notes: drift.notes });
+    if (!drift.ok) logger.warn("codex protocol drift", { problems: drift.problems });
+    if (drift.notes.length > 0) logger.info("codex protocol notes", { notes: drift.notes });
     return drift.problems.map((p) => `protocol drift: ${p}`);
   } catch (error) {
     // An unchecked codex is not a healthy one: health says degraded and why.
-    log("warn", "could not check protocol drift", { error });
+    logger.warn("could not check protocol drift", { error });
     return [`protocol drift: cannot check: ${errorMessage(error)}`];
   } finally {
     await rm(dir, { recursive: true, force: true });

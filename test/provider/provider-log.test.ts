@@ -1,10 +1,10 @@
-/** A session's log lines carry its id: each handle logs through a child of the provider's logger. */
+/** A session's log lines carry its ids: each handle logs through a child of the provider's logger. */
 import { expect, test } from "bun:test";
 import { EventRecorder } from "../support/provider-fixture.ts";
 import { eventually } from "../support/eventually.ts";
 import { FakeAppServer } from "../support/fake-app-server.ts";
 
-test("a handle's warning names its session in the line's context", async () => {
+test("a handle's warning names its session and thread in the line's context", async () => {
   await using app = new FakeAppServer();
   const handle = await app.spawn("first");
   const events = new EventRecorder(handle);
@@ -22,6 +22,7 @@ test("a handle's warning names its session in the line's context", async () => {
   expect(line).toMatchObject({
     level: "warn",
     sessionId: handle.sessionId,
+    threadId: handle.threadId,
     data: { turnId: "turn-nobody-started" },
   });
 });

@@ -396,7 +396,9 @@ export class CodexProvider implements Provider {
       onClose: (h) => this.#onHandleClosed(h),
       onIdle: (h) => this.#onHandleIdle(h),
       ...(this.#options.now && { now: this.#options.now }),
-      ...(this.#options.logger && { logger: this.#options.logger.child({ sessionId }) }),
+      ...(this.#options.logger && {
+        logger: this.#options.logger.child({ sessionId, threadId }),
+      }),
     });
     this.#handles.set(sessionId, handle);
     this.#threads.add(threadId);
