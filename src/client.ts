@@ -214,6 +214,10 @@ export class CodexdClient {
   async restartCodex(): Promise<void> {
     await this.#json(S.CodexRestartAccepted, "POST", "/v1/codex/restart");
   }
+  /** A one-time login link to the web console (`/ui`), what `codexd ui` prints. */
+  loginLink(): Promise<Out<typeof S.LoginLink>> {
+    return this.#json(S.LoginLink, "POST", "/v1/ui/login-link");
+  }
   async openapi(): Promise<Record<string, unknown>> {
     const response = await this.#request("GET", "/v1/openapi.json");
     return await response.json() as Record<string, unknown>;

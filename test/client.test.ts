@@ -70,6 +70,9 @@ describe("CodexdClient against the app", () => {
     expect((await client.evaluatePolicy({ policy: "default", command: "rm -rf /" })).decision)
       .toBe("deny");
     expect((await client.openapi()).openapi).toBe("3.1.0");
+    const link = await client.loginLink();
+    expect(link.url).toBe(`http://codexd.test${link.path}`);
+    expect(link.path).toMatch(/^\/ui\/login\?nonce=/);
     expect(await client.metrics()).toContain("codexd_sessions");
     await client.shutdown();
     expect(service.shutdownCalls).toBe(1);

@@ -6,7 +6,7 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
-import { z } from "zod";
+import { CodexdClient } from "../client.ts";
 import { errorMessage } from "../errors.ts";
 import type { CommandIo } from "./io.ts";
 
@@ -16,8 +16,6 @@ const HELP = `Usage:
 Prints a one-time login link to the daemon's web console (valid once, for a minute).
 The daemon URL defaults to http://127.0.0.1:7420 ($CODEXD_URL); the token to $CODEXD_TOKEN or
 the file <state-dir>/token (state dir .codexd).`;
-
-const LoginLink = z.object({ url: z.string(), path: z.string(), expiresAt: z.string() });
 
 export async function uiCommand(args: string[], io: CommandIo): Promise<number> {
   let parsed;
@@ -46,14 +44,7 @@ export async function uiCommand(args: string[], io: CommandIo): Promise<number> 
       .replace(/\/+$/, "");
     const token = process.env.CODEXD_TOKEN ||
       readFileSync(values["token-file"] ?? join(values["state-dir"], "token"), "utf8").trim();
-    const response = await fetch(`${baseUrl}/v1/ui/login-link`, {
-      method: "POST",
-      headers: { authorization: `Bearer ${token}` },
-    });
-    if (!response.ok) {
-      throw new Error(`the daemon answered ${response.status}: ${await response.text()}`);
-    }
-    const link = LoginLink.parse(await response.json());
+    const link = await new CodexdClient({ baseUrl, token }).loginLink();
     if (values.json) {
       io.out(JSON.stringify(link));
     } else {
