@@ -35,6 +35,15 @@ describe("readDeniedPaths", () => {
     expect(paths).toEqual(["/other/token", "/s"]);
   });
 
+  test("only paths that exist, when told what exists (each thread start asks the filesystem)", () => {
+    const existing = new Set(["/home/agent/.aws", "/c/auth.json"]);
+    expect(readDeniedPaths({
+      home: "/home/agent",
+      codexHome: "/c",
+      exists: (p) => existing.has(p),
+    })).toEqual(["/c/auth.json", "/home/agent/.aws"]);
+  });
+
   test("no home, or a relative one, gives no home entries", () => {
     expect(readDeniedPaths({ codexHome: "/c" })).toEqual(["/c/.credentials.json", "/c/auth.json"]);
     expect(readDeniedPaths({ home: "relative", codexHome: "/c" })).toHaveLength(2);

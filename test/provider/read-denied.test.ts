@@ -23,6 +23,7 @@ const SSH_MARKER = "ssh-marker-77b2";
 let model: ScriptedModel;
 let daemon: InProcessDaemon;
 let worktree: TempWorktree;
+mkdirSync(path.join(REPO_ROOT, ".codexd"), { recursive: true });
 const home = mkdtempSync(path.join(REPO_ROOT, ".codexd", "read-denied-home-"));
 const stateDir = makeStateDir();
 

@@ -13,6 +13,7 @@ import { startCodexChild } from "./child.ts";
 import { CodexPool, type RecycleLimits } from "./pool.ts";
 import { CodexProvider } from "./provider.ts";
 import { readDeniedPaths } from "./read-denied.ts";
+import { existsSync } from "node:fs";
 import type { RetryInfo, RetryPolicy } from "./retry.ts";
 import type { BackoffPolicy } from "./supervisor.ts";
 
@@ -89,11 +90,14 @@ export function createCodexPool(options: CreateCodexPoolOptions): CodexPool {
         child,
         approver: options.approver,
         ...(options.daemonMcpServers && { daemonMcpServers: options.daemonMcpServers }),
-        readDenied: readDeniedPaths({
-          home: options.user ? options.user.home : settings.env.HOME ?? process.env.HOME,
-          codexHome: settings.home,
-          daemonPaths: [...options.daemonPaths],
-        }),
+        // Read at each thread start: only paths that exist then are denied (read-denied.ts).
+        readDenied: () =>
+          readDeniedPaths({
+            home: options.user ? options.user.home : settings.env.HOME ?? process.env.HOME,
+            codexHome: settings.home,
+            daemonPaths: [...options.daemonPaths],
+            exists: existsSync,
+          }),
         logger: logger.child({ codexPid: child.pid }),
       });
     },

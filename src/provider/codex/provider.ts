@@ -41,7 +41,7 @@ export interface CodexProviderOptions {
   approver: Approver;
   daemonMcpServers?: Record<string, McpServer>;
   /** Absolute paths no sandboxed command may read (read-denied.ts), for every thread. */
-  readDenied?: readonly string[];
+  readDenied?: () => readonly string[];
   logger?: Logger;
   newSessionId?: () => string;
   now?: () => Date;
@@ -198,7 +198,7 @@ export class CodexProvider implements Provider {
     const spec = handle.spec;
     const overrides = planThread(spec, {
       cwdAliases: await cwdAliases(spec.cwd),
-      ...(this.#options.readDenied && { readDenied: this.#options.readDenied }),
+      ...(this.#options.readDenied && { readDenied: this.#options.readDenied() }),
     });
     await this.#pushMcpConfig(handle.sessionId);
     const threadId = await this.#resumeThread(handle.threadId, overrides);
@@ -242,7 +242,7 @@ export class CodexProvider implements Provider {
     const codex = planSpawn(spec, {
       ...(this.#options.daemonMcpServers && { daemonMcpServers: this.#options.daemonMcpServers }),
       cwdAliases: await cwdAliases(spec.cwd),
-      ...(this.#options.readDenied && { readDenied: this.#options.readDenied }),
+      ...(this.#options.readDenied && { readDenied: this.#options.readDenied() }),
       ...(options.fieldsSet && { fieldsSet: options.fieldsSet }),
     });
     return {

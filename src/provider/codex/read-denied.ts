@@ -45,6 +45,13 @@ export interface ReadDeniedInput {
   codexHome: string;
   /** codexd's own files: the state dir, the token file, ... */
   daemonPaths?: readonly string[];
+  /**
+   * Keeps only the paths it says exist (the filesystem's `existsSync` in production). A missing
+   * path holds nothing to read, and bubblewrap cannot mask one whose parent is missing inside a
+   * writable folder ("Can't bind mount … No such file or directory" for `~/.config/gh` when HOME
+   * lies under /tmp), which would fail every command. So the list is made at each thread start.
+   */
+  exists?: (path: string) => boolean;
 }
 
 /** The absolute paths a thread's sandbox denies reads of: sorted, none inside another. */
@@ -60,7 +67,7 @@ export function readDeniedPaths(input: ReadDeniedInput): string[] {
   }
   // Only the outermost of nested paths: bubblewrap masks a denied folder first and then cannot
   // mount over a denied file inside it ("Can't create file at …"), which fails every command.
-  const sorted = [...paths].sort();
+  const sorted = [...paths].filter((p) => input.exists?.(p) ?? true).sort();
   return sorted.filter((p) => !sorted.some((q) => q !== p && isInside(p, q)));
 }
 
