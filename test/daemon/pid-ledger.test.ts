@@ -84,15 +84,17 @@ test("a second daemon on the same state dir is refused while the first lives", (
 });
 
 test("a zombie counts as dead, though kill(pid, 0) still reaches it", async () => {
-  // `sleep 0` exits at once; its parent (exec'd into `sleep 5`) never waits for it.
-  const parent = spawn("sh", ["-c", "sleep 0 & echo $!; exec sleep 5"], {
+  // The child exits only once its parent has exec'd into `sleep 5`, which never waits for it (a
+  // child exiting at once could be reaped by the shell before the exec, under load).
+  const child = `while [ "$(cat /proc/$PPID/comm)" != sleep ]; do sleep 0.01; done`;
+  const parent = spawn("sh", ["-c", `sh -c '${child}' & echo $!; exec sleep 5`], {
     stdio: ["ignore", "pipe", "ignore"],
   });
   try {
     const [line] = await once(createInterface({ input: parent.stdout! }), "line");
     const zombie = Number(line);
     let state = "";
-    for (let i = 0; i < 200 && state !== "Z"; i++) {
+    for (let i = 0; i < 500 && state !== "Z"; i++) {
       await new Promise((resolve) => setTimeout(resolve, 10));
       const stat = readFileSync(`/proc/${zombie}/stat`, "utf8");
       state = stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3);
