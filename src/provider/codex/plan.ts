@@ -227,7 +227,7 @@ const PROFILE_BASE: Readonly<Record<"read-only" | "workspace-write", string>> = 
  *
  * Not covered, and not coverable from here in codex 0.169: a command the model sends with
  * `sandbox_permissions: "require_escalated"` runs unsandboxed once approved, and its approval
- * request looks like any other (test/provider/approved-sandbox.test.ts documents both).
+ * request looks like any other (test/provider/codex/approved-sandbox.test.ts documents both).
  */
 export function sandboxProfileConfig(
   sandbox: "read-only" | "workspace-write",

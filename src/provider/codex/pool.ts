@@ -2,7 +2,7 @@
  * A pool of codex app-server children (`codex.pool`), each kept running by a CodexSupervisor of
  * its own, all on one CODEX_HOME.
  *
- * Sharing the home is safe (checked against codex 0.169 in test/provider/shared-home.test.ts):
+ * Sharing the home is safe (checked against codex 0.169 in test/provider/codex/shared-home.test.ts):
  * codex's sqlite files are WAL, each thread has its own rollout file, and a thread has one writer
  * at a time, enforced across processes (`<home>/thread-writer-locks`): a child holding a thread
  * loaded (for 30 minutes after its last unsubscribe) makes `thread/resume` elsewhere fail with

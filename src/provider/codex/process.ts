@@ -5,7 +5,7 @@
  * - Runs in its own process group, so stop() can signal codex together with everything it
  *   started (MCP servers, commands); none of them may outlive it.
  * - If the daemon dies, even by SIGKILL, the kernel closes the write end of codex's stdin;
- *   app-server exits on stdin EOF (verified on 0.169.0, see test/process.test.ts).
+ *   app-server exits on stdin EOF (verified on 0.169.0, see test/provider/codex/process.test.ts).
  * - stderr is redacted (`redact`), kept in a bounded ring (quoted in failure messages) and logged
  *   rate-limited (stderr-log.ts), never mixed into the protocol stream.
  * - With `user` (codex.user) it runs as that account: uid, primary gid, no supplementary groups,

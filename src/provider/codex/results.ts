@@ -2,7 +2,7 @@
  * The result of every codex method codexd calls, as a zod schema: only the fields codexd reads,
  * loose objects so that what a newer codex adds passes through. The router parses each response
  * with its method's schema, so a result codex changed becomes a `ProtocolError` naming the method
- * and the field, not a TypeError somewhere later. test/drift.test.ts checks these schemas against
+ * and the field, not a TypeError somewhere later. test/provider/codex/drift.test.ts checks these schemas against
  * the schema the installed codex generates.
  */
 import { z } from "zod";

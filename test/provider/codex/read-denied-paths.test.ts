@@ -1,0 +1,80 @@
+import { describe, expect, test } from "bun:test";
+import {
+  planThread,
+  SANDBOX_GUARD_PATH,
+  SANDBOX_PROFILE,
+} from "../../../src/provider/codex/plan.ts";
+import { readDeniedPaths } from "../../../src/provider/codex/read-denied.ts";
+import { Spec } from "../../../src/provider/spec.ts";
+
+describe("readDeniedPaths", () => {
+  test("the home's credential folders, codex's logins and codexd's files", () => {
+    expect(readDeniedPaths({
+      home: "/home/agent",
+      codexHome: "/var/lib/codexd/codex-home",
+      daemonPaths: ["/var/lib/codexd/state", "/etc/codexd/token"],
+    })).toEqual([
+      "/etc/codexd/token",
+      "/home/agent/.aws",
+      "/home/agent/.azure",
+      "/home/agent/.config/gcloud",
+      "/home/agent/.config/gh",
+      "/home/agent/.docker/config.json",
+      "/home/agent/.git-credentials",
+      "/home/agent/.gnupg",
+      "/home/agent/.kube",
+      "/home/agent/.netrc",
+      "/home/agent/.ssh",
+      "/var/lib/codexd/codex-home/.credentials.json",
+      "/var/lib/codexd/codex-home/auth.json",
+      "/var/lib/codexd/state",
+    ]);
+  });
+
+  test("a path inside another denied one is left out (bubblewrap cannot mount inside a mask)", () => {
+    const paths = readDeniedPaths({
+      codexHome: "/s/codex-home",
+      daemonPaths: ["/s", "/s/token", "/s/../s/token", "/other/token"],
+    });
+    expect(paths).toEqual(["/other/token", "/s"]);
+  });
+
+  test("only paths that exist, when told what exists (each thread start asks the filesystem)", () => {
+    const existing = new Set(["/home/agent/.aws", "/c/auth.json"]);
+    expect(readDeniedPaths({
+      home: "/home/agent",
+      codexHome: "/c",
+      exists: (p) => existing.has(p),
+    })).toEqual(["/c/auth.json", "/home/agent/.aws"]);
+  });
+
+  test("no home, or a relative one, gives no home entries", () => {
+    expect(readDeniedPaths({ codexHome: "/c" })).toEqual(["/c/.credentials.json", "/c/auth.json"]);
+    expect(readDeniedPaths({ home: "relative", codexHome: "/c" })).toHaveLength(2);
+  });
+});
+
+describe("planThread with readDenied", () => {
+  const spec = Spec.parse({ cwd: "/tmp", prompt: "p" });
+  const filesystem = (params: ReturnType<typeof planThread>) =>
+    (params.config as Record<string, { [k: string]: { filesystem: unknown } }>).permissions![
+      SANDBOX_PROFILE
+    ]!.filesystem;
+
+  test("each path is a deny entry of the sandbox profile, beside the guard", () => {
+    expect(filesystem(planThread(spec, { readDenied: ["/h/.aws", "/s"] }))).toEqual({
+      [SANDBOX_GUARD_PATH]: "deny",
+      "/h/.aws": "deny",
+      "/s": "deny",
+    });
+  });
+
+  test("danger-full-access has no filesystem policy to put them in", () => {
+    const params = planThread(
+      Spec.parse({ cwd: "/tmp", prompt: "p", permissionMode: "bypassPermissions" }),
+      { readDenied: ["/h/.aws"] },
+    );
+    expect(params.sandbox).toBe("danger-full-access");
+    expect(JSON.stringify(params)).not.toContain("/h/.aws");
+  });
+});

@@ -1,0 +1,105 @@
+/**
+ * Credentials and codexd's own files stay unreadable to sandboxed commands however the command
+ * spells them (read-denied.ts), against the real codex through the assembled daemon. The commands
+ * are spellings the default policy's regexes do not catch (`~/.aw?/…`), approved as any agent's
+ * command would be; the sandbox is what refuses them. Each read has its positive control in the
+ * same command: a look-alike folder (`~/.awx`) that is not denied is read.
+ *
+ * The home is a fake one (codex.env HOME) holding marker files, never a real credential.
+ */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import path from "node:path";
+import {
+  type ScriptedModel,
+  startScriptedModel,
+  step,
+} from "../../../src/devtools/scripted-model.ts";
+import { makeTempWorktree, REPO_ROOT, type TempWorktree } from "../../support/codex-harness.ts";
+import { makeStateDir } from "../../support/daemon-process.ts";
+import { type InProcessDaemon, startDaemonInProcess } from "../../support/daemon-in-process.ts";
+import { untilTerminal } from "../../support/session-events.ts";
+
+const AWS_MARKER = "aws-marker-5f3a";
+const CONTROL_MARKER = "control-marker-9c1e";
+const SSH_MARKER = "ssh-marker-77b2";
+
+let model: ScriptedModel;
+let daemon: InProcessDaemon;
+let worktree: TempWorktree;
+mkdirSync(path.join(REPO_ROOT, ".codexd"), { recursive: true });
+const home = mkdtempSync(path.join(REPO_ROOT, ".codexd", "read-denied-home-"));
+const stateDir = makeStateDir();
+
+function writeMarker(relative: string, text: string): void {
+  const file = path.join(home, relative);
+  mkdirSync(path.dirname(file), { recursive: true });
+  writeFileSync(file, text + "\n");
+}
+
+/** A rule per marker: the model runs `command` once, then answers. */
+function execRule(marker: string, command: string) {
+  return { marker, rounds: [[step.exec(command)], [step.message(`${marker} done`)]] };
+}
+
+beforeAll(async () => {
+  writeMarker(".aws/credentials", AWS_MARKER);
+  writeMarker(".awx/credentials", CONTROL_MARKER);
+  writeMarker(".ssh/id_ed25519", SSH_MARKER);
+  model = await startScriptedModel({
+    rules: [
+      // `; true`: codex reports no completion for a command failing like a sandbox denial.
+      execRule("GLOB_END", "cat ~/.aw?/credentials; true"),
+      execRule("FIND_END", "find ~ -type f -exec cat {} +; true"),
+      execRule("TOKEN_END", `cat ${path.join(stateDir, "token")}; ls ${stateDir}; true`),
+    ],
+  });
+  worktree = await makeTempWorktree();
+  daemon = await startDaemonInProcess({
+    model,
+    stateDir,
+    configure: (config) => {
+      config.codex.env = { ...config.codex.env, HOME: home };
+    },
+  });
+});
+
+afterAll(async () => {
+  await daemon?.daemon.stop();
+  await worktree?.remove();
+  await model?.close();
+  rmSync(home, { recursive: true, force: true });
+});
+
+/** The output of the one command a session's prompt makes the model run, and its approval. */
+async function runCommand(marker: string) {
+  const { sessionId } = await daemon.client.spawn({ prompt: marker, cwd: worktree.path });
+  const events = await untilTerminal(daemon.client, sessionId);
+  const approval = events.find((e) => e.type === "approval");
+  const result = events.find((e) => e.type === "tool.result");
+  return { approval, output: String(result?.output ?? "") };
+}
+
+describe("the sandbox denies reads of credentials and codexd's files", () => {
+  test("a glob naming ~/.aws is approved, and the sandbox still refuses the read", async () => {
+    const { approval, output } = await runCommand("GLOB_END");
+    expect(approval).toMatchObject({ decision: "allow" }); // the policy did not see it
+    expect(output).toContain(CONTROL_MARKER); // the command ran, the glob expanded
+    expect(output).not.toContain(AWS_MARKER);
+  });
+
+  test("find -exec cat over the whole home reads all but the denied folders", async () => {
+    const { approval, output } = await runCommand("FIND_END");
+    expect(approval).toMatchObject({ decision: "allow" });
+    expect(output).toContain(CONTROL_MARKER);
+    expect(output).not.toContain(AWS_MARKER);
+    expect(output).not.toContain(SSH_MARKER);
+  });
+
+  test("the daemon's token and state dir are unreadable to the daemon's own user's commands", async () => {
+    const { output } = await runCommand("TOKEN_END");
+    expect(output).not.toContain(daemon.token);
+    expect(output).not.toContain("codexd.db");
+    expect(output).toContain("Permission denied");
+  });
+});
