@@ -1,21 +1,18 @@
 /**
  * `codexd sessions list|show|tail`: talks to a running daemon with its token.
  */
-import { readFileSync } from "node:fs";
-import { join } from "node:path";
 import { parseArgs } from "node:util";
-import { CodexdClient } from "../client.ts";
 import { errorMessage } from "../errors.ts";
 import { formatEvent } from "./format-event.ts";
 import type { CommandIo } from "./io.ts";
+import { DAEMON_HELP, DAEMON_OPTIONS, daemonClient } from "./daemon-client.ts";
 
 const HELP = `Usage:
   codexd sessions list [--url URL] [--token-file FILE | --state-dir DIR]
   codexd sessions show ID [...]
   codexd sessions tail ID [--after N] [...]     pretty-print events as they come
 
-The daemon URL defaults to http://127.0.0.1:7420 ($CODEXD_URL); the token to $CODEXD_TOKEN or
-the file <state-dir>/token (state dir .codexd).`;
+${DAEMON_HELP}`;
 
 export async function sessionsCommand(args: string[], io: CommandIo): Promise<number> {
   let parsed;
@@ -24,9 +21,7 @@ export async function sessionsCommand(args: string[], io: CommandIo): Promise<nu
       args,
       allowPositionals: true,
       options: {
-        url: { type: "string" },
-        "token-file": { type: "string" },
-        "state-dir": { type: "string", default: ".codexd" },
+        ...DAEMON_OPTIONS,
         after: { type: "string", default: "0" },
         json: { type: "boolean", default: false },
         help: { type: "boolean", short: "h" },
@@ -43,11 +38,7 @@ export async function sessionsCommand(args: string[], io: CommandIo): Promise<nu
     return values.help ? 0 : 2;
   }
   try {
-    const client = new CodexdClient({
-      baseUrl: values.url ?? process.env.CODEXD_URL ?? "http://127.0.0.1:7420",
-      token: process.env.CODEXD_TOKEN ??
-        readFileSync(values["token-file"] ?? join(values["state-dir"], "token"), "utf8").trim(),
-    });
+    const client = daemonClient(values);
     switch (sub) {
       case "list": {
         const sessions = await client.list();

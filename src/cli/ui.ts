@@ -3,19 +3,16 @@
  * prints it. The link works once, for a minute, and puts no token in the browser: opening it
  * sets a console cookie and moves on to /ui.
  */
-import { readFileSync } from "node:fs";
-import { join } from "node:path";
 import { parseArgs } from "node:util";
-import { CodexdClient } from "../client.ts";
 import { errorMessage } from "../errors.ts";
 import type { CommandIo } from "./io.ts";
+import { DAEMON_HELP, DAEMON_OPTIONS, daemonClient } from "./daemon-client.ts";
 
 const HELP = `Usage:
   codexd ui [--url URL] [--token-file FILE | --state-dir DIR] [--json]
 
 Prints a one-time login link to the daemon's web console (valid once, for a minute).
-The daemon URL defaults to http://127.0.0.1:7420 ($CODEXD_URL); the token to $CODEXD_TOKEN or
-the file <state-dir>/token (state dir .codexd).`;
+${DAEMON_HELP}`;
 
 export async function uiCommand(args: string[], io: CommandIo): Promise<number> {
   let parsed;
@@ -23,9 +20,7 @@ export async function uiCommand(args: string[], io: CommandIo): Promise<number> 
     parsed = parseArgs({
       args,
       options: {
-        url: { type: "string" },
-        "token-file": { type: "string" },
-        "state-dir": { type: "string", default: ".codexd" },
+        ...DAEMON_OPTIONS,
         json: { type: "boolean", default: false },
         help: { type: "boolean", short: "h" },
       },
@@ -40,11 +35,7 @@ export async function uiCommand(args: string[], io: CommandIo): Promise<number> 
     return 0;
   }
   try {
-    const baseUrl = (values.url || process.env.CODEXD_URL || "http://127.0.0.1:7420")
-      .replace(/\/+$/, "");
-    const token = process.env.CODEXD_TOKEN ||
-      readFileSync(values["token-file"] ?? join(values["state-dir"], "token"), "utf8").trim();
-    const link = await new CodexdClient({ baseUrl, token }).loginLink();
+    const link = await daemonClient(values).loginLink();
     if (values.json) {
       io.out(JSON.stringify(link));
     } else {

@@ -17,6 +17,16 @@ export async function untilTerminal(
   return events;
 }
 
+/** Spawns a session on `prompt` in `cwd` and returns its events up to its first terminal one. */
+export async function spawnUntilTerminal(
+  client: CodexdClient,
+  prompt: string,
+  cwd: string,
+): Promise<StoredEvent[]> {
+  const { sessionId } = await client.spawn({ prompt, cwd });
+  return await untilTerminal(client, sessionId);
+}
+
 /** The CodexdApiError a call fails with (the assertion fails if it succeeds or throws else). */
 export async function apiError(promise: Promise<unknown>): Promise<CodexdApiError> {
   const error = await promise.then(() => undefined, (e: unknown) => e);

@@ -19,7 +19,7 @@ import {
 import { makeTempWorktree, type TempWorktree } from "../../support/codex-harness.ts";
 import { type InProcessDaemon, startDaemonInProcess } from "../../support/daemon-in-process.ts";
 import { outsideSandboxDir } from "../../support/outside-dir.ts";
-import { untilTerminal } from "../../support/session-events.ts";
+import { spawnUntilTerminal } from "../../support/session-events.ts";
 
 const OUTSIDE = outsideSandboxDir("escalation-");
 const outside = (name: string) => path.join(OUTSIDE, name);
@@ -61,8 +61,7 @@ afterAll(async () => {
 });
 
 async function run(marker: string) {
-  const { sessionId } = await daemon.client.spawn({ prompt: marker, cwd: worktree.path });
-  const events = await untilTerminal(daemon.client, sessionId);
+  const events = await spawnUntilTerminal(daemon.client, marker, worktree.path);
   return events.find((e) => e.type === "approval");
 }
 

@@ -18,7 +18,7 @@ import {
 import { makeTempWorktree, REPO_ROOT, type TempWorktree } from "../../support/codex-harness.ts";
 import { makeStateDir } from "../../support/daemon-process.ts";
 import { type InProcessDaemon, startDaemonInProcess } from "../../support/daemon-in-process.ts";
-import { untilTerminal } from "../../support/session-events.ts";
+import { spawnUntilTerminal } from "../../support/session-events.ts";
 
 const AWS_MARKER = "aws-marker-5f3a";
 const CONTROL_MARKER = "control-marker-9c1e";
@@ -73,8 +73,7 @@ afterAll(async () => {
 
 /** The output of the one command a session's prompt makes the model run, and its approval. */
 async function runCommand(marker: string) {
-  const { sessionId } = await daemon.client.spawn({ prompt: marker, cwd: worktree.path });
-  const events = await untilTerminal(daemon.client, sessionId);
+  const events = await spawnUntilTerminal(daemon.client, marker, worktree.path);
   const approval = events.find((e) => e.type === "approval");
   const result = events.find((e) => e.type === "tool.result");
   return { approval, output: String(result?.output ?? "") };
