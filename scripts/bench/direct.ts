@@ -3,6 +3,7 @@
  * the bench and codex but line splitting and JSON.parse. Whatever the daemon adds on top of this
  * is its overhead.
  */
+import { CODEXD_CAPABILITIES } from "../../src/provider/codex/process.ts";
 import { realpath } from "node:fs/promises";
 import type { ModelEndpoint } from "../../src/devtools/scripted-model.ts";
 import { planSpawn } from "../../src/provider/codex/plan.ts";
@@ -106,7 +107,8 @@ export class DirectClient implements AsyncDisposable {
     const client = new DirectClient(codex);
     await client.request("initialize", {
       clientInfo: { name: "codexd-bench", version: "0.0.0" },
-      capabilities: null,
+      // As codexd does: the daemon's thread/start (experimentalRawEvents) needs it.
+      capabilities: CODEXD_CAPABILITIES,
     });
     client.#write({ method: "initialized" });
     return client;

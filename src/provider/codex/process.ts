@@ -29,6 +29,16 @@ import type { Rpc } from "./rpc.ts";
 import { StderrLog } from "./stderr-log.ts";
 import { StderrRing } from "./stderr-ring.ts";
 
+/**
+ * What codexd declares at `initialize`. experimentalApi: thread/start's experimentalRawEvents, the
+ * only way codex shows whether a tool call asks to leave the sandbox (escalation.ts). The summary
+ * notification per response carries nothing codexd reads.
+ */
+export const CODEXD_CAPABILITIES = Object.freeze({
+  experimentalApi: true,
+  optOutNotificationMethods: ["rawResponse/completed"],
+});
+
 export interface ExitInfo {
   /** Exit code, or null when a signal ended the process. */
   code: number | null;
@@ -287,13 +297,7 @@ export class CodexProcess implements AsyncDisposable {
           title: this.#options.clientInfo?.title ?? "codexd",
           version: this.#options.clientInfo?.version ?? CODEXD_VERSION,
         },
-        // experimentalApi: thread/start's experimentalRawEvents, the only way codex shows whether
-        // a tool call asks to leave the sandbox (escalation.ts). Its summary notification per
-        // response carries nothing codexd reads.
-        capabilities: {
-          experimentalApi: true,
-          optOutNotificationMethods: ["rawResponse/completed"],
-        },
+        capabilities: CODEXD_CAPABILITIES,
       }, { timeoutMs, signal: this.#options.signal }),
       exitedEarly,
     ]);
