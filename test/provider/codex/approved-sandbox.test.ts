@@ -15,11 +15,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { existsSync, rmSync } from "node:fs";
 import { rm } from "node:fs/promises";
 import path from "node:path";
-import {
-  type ScriptedModel,
-  startScriptedModel,
-  step,
-} from "../../../src/devtools/scripted-model.ts";
+import { type ScriptedModel, startScriptedModel, step } from "../../support/scripted.ts";
 import { pinnedConfig, planThread } from "../../../src/provider/codex/plan.ts";
 import { Spec, type SpecInput } from "../../../src/provider/spec.ts";
 import type { ApprovalRequest, Approver } from "../../../src/provider/types.ts";

@@ -3,11 +3,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import path from "node:path";
-import {
-  type ScriptedModel,
-  startScriptedModel,
-  step,
-} from "../../../src/devtools/scripted-model.ts";
+import { type ScriptedModel, startScriptedModel, step } from "../../support/scripted.ts";
 import { Spec, type SpecInput } from "../../../src/provider/spec.ts";
 import { makeTempWorktree, REPO_ROOT, type TempWorktree } from "../../support/codex-harness.ts";
 import {

@@ -11,11 +11,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { existsSync, rmSync } from "node:fs";
 import path from "node:path";
-import {
-  type ScriptedModel,
-  startScriptedModel,
-  step,
-} from "../../../src/devtools/scripted-model.ts";
+import { type ScriptedModel, startScriptedModel, step } from "../../support/scripted.ts";
 import { makeTempWorktree, type TempWorktree } from "../../support/codex-harness.ts";
 import { type InProcessDaemon, startDaemonInProcess } from "../../support/daemon-in-process.ts";
 import { outsideSandboxDir } from "../../support/outside-dir.ts";

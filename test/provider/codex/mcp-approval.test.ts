@@ -5,11 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import path from "node:path";
-import {
-  type ScriptedModel,
-  startScriptedModel,
-  step,
-} from "../../../src/devtools/scripted-model.ts";
+import { type ScriptedModel, startScriptedModel, step } from "../../support/scripted.ts";
 import type { CodexHandle } from "../../../src/provider/codex/handle.ts";
 import { Spec } from "../../../src/provider/spec.ts";
 import type { ApprovalRequest, Approver } from "../../../src/provider/types.ts";

@@ -14,11 +14,7 @@ import type { CodexdClient } from "../../../src/client.ts";
 import type { StoredEvent } from "../../../src/api/schemas.ts";
 import type { ResolvedConfig } from "../../../src/daemon/config.ts";
 import type { DaemonDeps } from "../../../src/daemon/daemon.ts";
-import {
-  type ScriptedModel,
-  startScriptedModel,
-  step,
-} from "../../../src/devtools/scripted-model.ts";
+import { type ScriptedModel, startScriptedModel, step } from "../../support/scripted.ts";
 import { resolveCodexBinary } from "../../../src/provider/codex/binary.ts";
 import { makeTempWorktree, REPO_ROOT, type TempWorktree } from "../../support/codex-harness.ts";
 import { makeStateDir } from "../../support/daemon-process.ts";

@@ -10,11 +10,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
-import {
-  type ScriptedModel,
-  startScriptedModel,
-  step,
-} from "../../../src/devtools/scripted-model.ts";
+import { type ScriptedModel, startScriptedModel, step } from "../../support/scripted.ts";
 import { makeTempWorktree, REPO_ROOT, type TempWorktree } from "../../support/codex-harness.ts";
 import { makeStateDir } from "../../support/daemon-process.ts";
 import { type InProcessDaemon, startDaemonInProcess } from "../../support/daemon-in-process.ts";

@@ -16,11 +16,7 @@ import { existsSync } from "node:fs";
 import { chmod, mkdir, mkdtemp, readdir, readFile, rm, symlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import {
-  type ScriptedModel,
-  startScriptedModel,
-  step,
-} from "../../../src/devtools/scripted-model.ts";
+import { type ScriptedModel, startScriptedModel, step } from "../../support/scripted.ts";
 import { startCodexChild } from "../../../src/provider/codex/child.ts";
 import { CodexProvider } from "../../../src/provider/codex/provider.ts";
 import { Spec } from "../../../src/provider/spec.ts";
