@@ -6,20 +6,7 @@
 import { CodexdError } from "../errors.ts";
 import type { Capabilities } from "../provider/types.ts";
 import type { Spec } from "../provider/spec.ts";
-import type {
-  ApprovalsView,
-  EvaluateRequest,
-  EvaluateResult,
-  FleetInfo,
-  Health,
-  InjectResult,
-  PolicySummary,
-  ReloadReport,
-  SendResult,
-  SessionInfo,
-  SpawnResult,
-  StoredEvent,
-} from "../api/schemas.ts";
+import type * as Api from "../api/schemas.ts";
 
 export interface EventsOptions {
   /** Only events with a larger `seq`; 0 replays everything. */
@@ -35,19 +22,19 @@ export interface StoredEventsOptions {
 
 export interface SessionService {
   /** Never throws: a daemon that cannot answer this is not running. */
-  health(): Promise<Health>;
+  health(): Promise<Api.Health>;
   capabilities(): Capabilities;
   /** `fieldsSet`: the spec's keys as the caller sent them (before defaults; see ignoredFields). */
-  spawn(spec: Spec, fieldsSet?: readonly string[]): Promise<SpawnResult>;
-  list(): Promise<SessionInfo[]>;
+  spawn(spec: Spec, fieldsSet?: readonly string[]): Promise<Api.SpawnResult>;
+  list(): Promise<Api.SessionInfo[]>;
   /** @throws SessionNotFound */
-  get(sessionId: string): Promise<SessionInfo>;
+  get(sessionId: string): Promise<Api.SessionInfo>;
   /** Starts a follow-up turn, or queues it while one runs. @throws SessionNotFound, WrongState */
-  send(sessionId: string, prompt: string): Promise<SendResult>;
+  send(sessionId: string, prompt: string): Promise<Api.SendResult>;
   /** Brings a stopped, failed or orphaned (daemon/codex restarted) session back. */
-  resume(sessionId: string, spec: Spec, fieldsSet?: readonly string[]): Promise<SpawnResult>;
+  resume(sessionId: string, spec: Spec, fieldsSet?: readonly string[]): Promise<Api.SpawnResult>;
   /** Steers the running turn. @throws NoActiveTurn when none runs or is queued */
-  inject(sessionId: string, text: string): Promise<InjectResult>;
+  inject(sessionId: string, text: string): Promise<Api.InjectResult>;
   interrupt(sessionId: string): Promise<void>;
   /** Idempotent: stopping a stopped session succeeds. @throws SessionNotFound */
   stop(sessionId: string): Promise<void>;
@@ -57,19 +44,19 @@ export interface SessionService {
    * database, so memory stays bounded and nothing is skipped. @throws SessionNotFound (on first
    * `next()`)
    */
-  events(sessionId: string, options: EventsOptions): AsyncIterable<StoredEvent>;
-  storedEvents(sessionId: string, options: StoredEventsOptions): Promise<StoredEvent[]>;
+  events(sessionId: string, options: EventsOptions): AsyncIterable<Api.StoredEvent>;
+  storedEvents(sessionId: string, options: StoredEventsOptions): Promise<Api.StoredEvent[]>;
   /** Decisions made for the session and `ask`s still waiting for a person. */
-  approvals(sessionId: string): Promise<ApprovalsView>;
+  approvals(sessionId: string): Promise<Api.ApprovalsView>;
   /** @throws SessionNotFound, ApprovalNotFound, ApprovalAlreadyDecided */
   answerApproval(sessionId: string, requestId: string, decision: "allow" | "deny"): Promise<void>;
-  listPolicies(): Promise<PolicySummary[]>;
+  listPolicies(): Promise<Api.PolicySummary[]>;
   /** Problems of files that failed to load are reported, not thrown. */
-  reloadPolicies(): Promise<ReloadReport>;
+  reloadPolicies(): Promise<Api.ReloadReport>;
   /** @throws UnknownPolicy (src/approval/policy-errors.ts) */
-  evaluatePolicy(request: EvaluateRequest): Promise<EvaluateResult>;
+  evaluatePolicy(request: Api.EvaluateRequest): Promise<Api.EvaluateResult>;
   /** Fleets with their live sessions, token caps and spend (`GET /v1/fleets`); none if absent. */
-  fleets?(): Promise<FleetInfo[]>;
+  fleets?(): Promise<Api.FleetInfo[]>;
   /**
    * Starts a graceful shutdown and returns at once, so the HTTP answer (202) can still be sent;
    * the integrator closes the listener after in-flight responses.

@@ -3,20 +3,7 @@ import { NoActiveTurn, WrongState } from "../../src/errors.ts";
 import { UnknownPolicy } from "../../src/approval/policy-errors.ts";
 import type { Capabilities } from "../../src/provider/types.ts";
 import type { Spec } from "../../src/provider/spec.ts";
-import type {
-  ApprovalsView,
-  EvaluateRequest,
-  EvaluateResult,
-  FleetInfo,
-  Health,
-  InjectResult,
-  PolicySummary,
-  ReloadReport,
-  SendResult,
-  SessionInfo,
-  SpawnResult,
-  StoredEvent,
-} from "../../src/api/schemas.ts";
+import type * as Api from "../../src/api/schemas.ts";
 import {
   ApprovalAlreadyDecided,
   ApprovalNotFound,
@@ -29,12 +16,12 @@ import {
 import { checkCwdExists } from "../../src/daemon/cwd-check.ts";
 
 interface FakeSession {
-  info: SessionInfo;
+  info: Api.SessionInfo;
   spec: Spec;
-  events: StoredEvent[];
+  events: Api.StoredEvent[];
   wake: Set<() => void>;
   turnRunning: boolean;
-  approvals: ApprovalsView;
+  approvals: Api.ApprovalsView;
 }
 
 const TS = "2026-01-01T00:00:00.000Z";
@@ -48,11 +35,11 @@ export class FakeService implements SessionService {
   readonly readers = new Map<string, number>();
   /** A reader further behind than this is dropped (the service's bounded buffer). */
   maxLag = Infinity;
-  policies: PolicySummary[] = [
+  policies: Api.PolicySummary[] = [
     { name: "default", version: "v1", mode: "enforce", default: "ask", allowBypass: false },
   ];
   /** What `GET /v1/fleets` lists. */
-  fleetList: FleetInfo[] = [];
+  fleetList: Api.FleetInfo[] = [];
   /** While set, spawn throws it (a spent token budget: BudgetExceeded). */
   spawnRefusal: Error | undefined;
   #next = 1;
@@ -65,9 +52,9 @@ export class FakeService implements SessionService {
   }
 
   /** Appends an event to a session's journal and wakes its readers. */
-  emit(id: string, body: { type: string; [key: string]: unknown }): StoredEvent {
+  emit(id: string, body: { type: string; [key: string]: unknown }): Api.StoredEvent {
     const session = this.#session(id);
-    const event: StoredEvent = {
+    const event: Api.StoredEvent = {
       ...body,
       seq: session.events.length + 1,
       type: body.type,
@@ -85,7 +72,7 @@ export class FakeService implements SessionService {
     session.wake.clear();
   }
 
-  health(): Promise<Health> {
+  health(): Promise<Api.Health> {
     return Promise.resolve(
       this.down
         ? {
@@ -117,7 +104,7 @@ export class FakeService implements SessionService {
     };
   }
 
-  spawn(spec: Spec): Promise<SpawnResult> {
+  spawn(spec: Spec): Promise<Api.SpawnResult> {
     // Like the SessionManager: the wire schema leaves a cwd's existence to the service.
     checkCwdExists("spawn session", spec.cwd);
     if (this.down) throw new ServiceUnavailable("Cannot spawn session: codex is restarting");
@@ -165,15 +152,15 @@ export class FakeService implements SessionService {
     this.emit(id, { type: "result", text, turnStatus: "completed" });
   }
 
-  list(): Promise<SessionInfo[]> {
+  list(): Promise<Api.SessionInfo[]> {
     return Promise.resolve([...this.sessions.values()].map((s) => s.info));
   }
 
-  get(id: string): Promise<SessionInfo> {
+  get(id: string): Promise<Api.SessionInfo> {
     return Promise.resolve(this.#session(id).info);
   }
 
-  send(id: string, prompt: string): Promise<SendResult> {
+  send(id: string, prompt: string): Promise<Api.SendResult> {
     const session = this.#session(id);
     if (session.info.status === "stopped") {
       throw new WrongState(`Cannot send to session ${id}: it is stopped`);
@@ -190,7 +177,7 @@ export class FakeService implements SessionService {
     return Promise.resolve({ turnId, queued: false });
   }
 
-  resume(id: string, spec: Spec): Promise<SpawnResult> {
+  resume(id: string, spec: Spec): Promise<Api.SpawnResult> {
     checkCwdExists("resume session", spec.cwd);
     const session = this.#session(id);
     session.spec = spec;
@@ -200,7 +187,7 @@ export class FakeService implements SessionService {
     return Promise.resolve({ sessionId: id, threadId: session.info.threadId, ignoredFields: [] });
   }
 
-  inject(id: string, _text: string): Promise<InjectResult> {
+  inject(id: string, _text: string): Promise<Api.InjectResult> {
     const session = this.#session(id);
     if (!session.turnRunning) throw new NoActiveTurn(id);
     return Promise.resolve({
@@ -230,7 +217,7 @@ export class FakeService implements SessionService {
     return Promise.resolve();
   }
 
-  async *events(id: string, options: EventsOptions): AsyncIterable<StoredEvent> {
+  async *events(id: string, options: EventsOptions): AsyncIterable<Api.StoredEvent> {
     const session = this.#session(id);
     this.readers.set(id, (this.readers.get(id) ?? 0) + 1);
     try {
@@ -259,7 +246,7 @@ export class FakeService implements SessionService {
     }
   }
 
-  storedEvents(id: string, options: StoredEventsOptions): Promise<StoredEvent[]> {
+  storedEvents(id: string, options: StoredEventsOptions): Promise<Api.StoredEvent[]> {
     const session = this.#session(id);
     return Promise.resolve(
       session.events.filter((e) => e.seq > options.after).slice(0, options.limit),
@@ -279,7 +266,7 @@ export class FakeService implements SessionService {
     });
   }
 
-  approvals(id: string): Promise<ApprovalsView> {
+  approvals(id: string): Promise<Api.ApprovalsView> {
     return Promise.resolve(this.#session(id).approvals);
   }
 
@@ -302,11 +289,11 @@ export class FakeService implements SessionService {
     return Promise.resolve();
   }
 
-  listPolicies(): Promise<PolicySummary[]> {
+  listPolicies(): Promise<Api.PolicySummary[]> {
     return Promise.resolve(this.policies);
   }
 
-  reloadPolicies(): Promise<ReloadReport> {
+  reloadPolicies(): Promise<Api.ReloadReport> {
     return Promise.resolve({
       ok: false,
       issues: [{
@@ -321,7 +308,7 @@ export class FakeService implements SessionService {
     });
   }
 
-  evaluatePolicy(request: EvaluateRequest): Promise<EvaluateResult> {
+  evaluatePolicy(request: Api.EvaluateRequest): Promise<Api.EvaluateResult> {
     const policy = this.policies.find((p) => p.name === request.policy);
     if (!policy) throw new UnknownPolicy(request.policy, this.policies.map((p) => p.name));
     const deny = request.command?.includes("rm -rf") ?? false;
@@ -334,7 +321,7 @@ export class FakeService implements SessionService {
     });
   }
 
-  fleets(): Promise<FleetInfo[]> {
+  fleets(): Promise<Api.FleetInfo[]> {
     return Promise.resolve(this.fleetList);
   }
 

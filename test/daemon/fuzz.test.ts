@@ -26,22 +26,16 @@ describe("fuzz", () => {
     const { logger, lines: unexpected } = memoryLogger();
     const app = createApp({ service, token: TOKEN, logger });
     // Two sessions to aim at, so requests reach the service, not only the 404 path.
-    await service.spawn(
-      {
-        ...VALID_BODIES.spec(),
-        permissionMode: "default",
-        policy: "default",
-        onBusy: "queue",
-      } as never,
-    );
-    await service.spawn(
-      {
-        ...VALID_BODIES.spec(),
-        permissionMode: "default",
-        policy: "default",
-        onBusy: "queue",
-      } as never,
-    );
+    for (let i = 0; i < 2; i++) {
+      await service.spawn(
+        {
+          ...VALID_BODIES.spec(),
+          permissionMode: "default",
+          policy: "default",
+          onBusy: "queue",
+        } as never,
+      );
+    }
     service.addPending("s-1", "r-1");
     const g = new Gen(prng(SEED));
     const statuses = new Map<number, number>();
