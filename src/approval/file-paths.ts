@@ -3,8 +3,9 @@
  * policy allow-root), through `..` and symlinks, and must not touch the folders that control
  * git or the agent (`.git` and the gitdir a `.git` pointer file names, `.codex`, `.agents`).
  */
-import { lstatSync, readFileSync, readlinkSync, realpathSync } from "node:fs";
+import { lstatSync, readlinkSync, realpathSync } from "node:fs";
 import { basename, dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
+import { pointedGitDirs } from "./git-dirs.ts";
 import { configuredHooksDir, HOOK_MANAGER_PATH } from "./hook-files.ts";
 
 /** Folder names protected anywhere inside a worktree. */
@@ -45,30 +46,6 @@ export function isInside(root: string, path: string): boolean {
   return rel === "" || (rel !== ".." && !rel.startsWith(`..${sep}`) && !isAbsolute(rel));
 }
 
-/** Where the worktree's git data lives when `.git` is a pointer file (worktrees, submodules). */
-function pointedGitDirs(realWorktree: string): string[] {
-  const dotGit = join(realWorktree, ".git");
-  let text: string;
-  try {
-    if (!lstatSync(dotGit).isFile()) return [];
-    text = readFileSync(dotGit, "utf8");
-  } catch {
-    return [];
-  }
-  const match = /^gitdir:\s*(.+?)\s*$/m.exec(text);
-  if (match === null) return [];
-  const gitDir = realLocation(resolve(realWorktree, match[1]));
-  const dirs = [gitDir];
-  try {
-    // A linked worktree's gitdir names the shared repository (hooks live there) in `commondir`.
-    const common = readFileSync(join(gitDir, "commondir"), "utf8").trim();
-    if (common !== "") dirs.push(realLocation(resolve(gitDir, common)));
-  } catch {
-    // Not a linked worktree.
-  }
-  return dirs;
-}
-
 export interface Containment {
   worktree: string;
   allowRoots: readonly string[];
@@ -80,7 +57,7 @@ export interface Containment {
 export function checkPaths(paths: readonly string[], c: Containment): PathVerdict[] {
   const worktree = realLocation(c.worktree);
   const roots = [worktree, ...c.allowRoots.map((r) => realLocation(r))];
-  const gitDirs = pointedGitDirs(worktree);
+  const gitDirs = pointedGitDirs(worktree, realLocation);
   const hooksDir = configuredHooksDir(worktree);
   // The hooks folder core.hooksPath names is as protected as the git directory it stands for.
   if (hooksDir !== undefined) gitDirs.push(realLocation(hooksDir));

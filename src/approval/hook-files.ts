@@ -7,6 +7,7 @@
  * that say what their installed hooks run.
  */
 import { readFileSync } from "node:fs";
+import { pointedGitDirs } from "./git-dirs.ts";
 import { isAbsolute, join, resolve } from "node:path";
 
 /**
@@ -32,23 +33,12 @@ export function configuredHooksDir(worktree: string): string | undefined {
   return undefined;
 }
 
+/** The config files git reads for the worktree: its own, then the shared repository's. */
 function configFiles(worktree: string): string[] {
-  const dotGit = join(worktree, ".git");
-  let pointer: string | undefined;
-  try {
-    pointer = /^gitdir:\s*(.+?)\s*$/m.exec(readFileSync(dotGit, "utf8"))?.[1];
-  } catch {
-    return [join(dotGit, "config")]; // a folder (or nothing)
-  }
-  if (pointer === undefined) return [];
-  const gitDir = resolve(worktree, pointer);
+  const [gitDir, common] = pointedGitDirs(worktree);
+  if (gitDir === undefined) return [join(worktree, ".git", "config")];
   const files = [join(gitDir, "config.worktree"), join(gitDir, "config")];
-  try {
-    const common = readFileSync(join(gitDir, "commondir"), "utf8").trim();
-    if (common !== "") files.push(join(resolve(gitDir, common), "config"));
-  } catch {
-    // Not a linked worktree.
-  }
+  if (common !== undefined) files.push(join(common, "config"));
   return files;
 }
 

@@ -29,6 +29,7 @@ import { z } from "zod";
 import type { CodexArgsOptions, ModelEndpoint } from "../../src/devtools/scripted-model.ts";
 import { resolveCodexBinary } from "../../src/provider/codex/binary.ts";
 import { codexHomeRoot } from "../../src/provider/codex/codex-home.ts";
+import { CODEXD_CAPABILITIES } from "../../src/provider/codex/process.ts";
 
 export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..", "..");
 // A clone under /tmp (as CI may make) keeps its test homes in the user cache instead.
@@ -261,7 +262,7 @@ export class LineClient {
   async initialize(): Promise<unknown> {
     const result = await this.request("initialize", {
       clientInfo: { name: "codexd-test", version: "0.0.0" },
-      capabilities: { experimentalApi: true },
+      capabilities: CODEXD_CAPABILITIES,
     });
     this.notify("initialized");
     return result;
