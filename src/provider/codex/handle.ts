@@ -485,6 +485,9 @@ export class CodexHandle implements Handle {
   }
 
   #rememberToolCall(call: CallSandbox): void {
+    // The model names its calls: a reused id keeps any escalation one of its calls asked for,
+    // so a plain call cannot hide an escalated one whose approval is still to come.
+    if (this.#toolCalls.get(call.callId)?.escalation !== undefined) return;
     this.#toolCalls.set(call.callId, call);
     if (this.#toolCalls.size > TOOL_CALLS_KEPT) {
       this.#toolCalls.delete(this.#toolCalls.keys().next().value!);

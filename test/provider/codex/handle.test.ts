@@ -133,6 +133,21 @@ describe("CodexHandle escalations (raw items, escalation.ts)", () => {
     ]);
   });
 
+  test("a call id the model reuses keeps the escalation any of its calls asked for", async () => {
+    // Two calls in one response, both named c1 by the model: the escalated one first. Its
+    // approval comes after both raw items; a later plain call must not hide the escalation.
+    const { asked, approver } = recording();
+    const { handle } = makeHandle({}, approver);
+    handle.onNotification(...raw({
+      type: "function_call",
+      call_id: "c1",
+      arguments: JSON.stringify({ cmd: "cat x", sandbox_permissions: "require_escalated" }),
+    }));
+    handle.onNotification(...raw({ type: "function_call", call_id: "c1", arguments: "{}" }));
+    await approve(handle, "c1");
+    expect(asked[0]).toHaveProperty("escalation", 'sandbox_permissions: "require_escalated"');
+  });
+
   test("after a move to another child (no raw items there), calls are judged without them", async () => {
     const { asked, approver } = recording();
     const { rpc, handle } = makeHandle({}, approver);
