@@ -35,6 +35,7 @@ import { manySessions } from "./bench/many-sessions.ts";
 import { rollingRestart } from "./bench/rolling-restart.ts";
 import { startModelProcess } from "./bench/model-process.ts";
 import { daemonThreadStart } from "./bench/direct.ts";
+import { ensureFetchSlots } from "./bench/fetch-slots.ts";
 
 const SCENARIOS = [
   "turn-overhead",
@@ -259,4 +260,5 @@ async function main(): Promise<void> {
   );
 }
 
+ensureFetchSlots();
 await main();

@@ -98,11 +98,13 @@ export class DirectClient implements AsyncDisposable {
   static async start(
     model: ModelEndpoint,
     env?: Readonly<Record<string, string>>,
+    extraArgs?: readonly string[],
   ): Promise<DirectClient> {
     const codex = await startCodex({
       model,
       modelArgs: { requestMaxRetries: 0 },
       ...(env && { env }),
+      ...(extraArgs && { extraArgs }),
     });
     const client = new DirectClient(codex);
     await client.request("initialize", {
