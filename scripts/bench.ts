@@ -34,7 +34,6 @@ import { loadAverage } from "./bench/machine.ts";
 import { manySessions } from "./bench/many-sessions.ts";
 import { rollingRestart } from "./bench/rolling-restart.ts";
 import { startModelProcess } from "./bench/model-process.ts";
-import { daemonThreadStart } from "./bench/direct.ts";
 import { ensureFetchSlots } from "./bench/fetch-slots.ts";
 
 const SCENARIOS = [
@@ -142,7 +141,7 @@ async function main(): Promise<void> {
     codexBinary,
     daemonMode,
     quick: options.quick,
-    directThreadStart: options.directBare ? undefined : await daemonThreadStart(worktree.path),
+    directThreads: options.directBare ? "bare" : "daemon",
     daemonOptions: options.cpuProf
       ? { bunFlags: ["--cpu-prof", `--cpu-prof-dir=${path.resolve(options.cpuProf)}`] }
       : {},
@@ -157,7 +156,8 @@ async function main(): Promise<void> {
     model: modelProcess ? "own process" : "in the bench process",
     directThreads: options.directBare
       ? "bare thread/start ({cwd, approvalPolicy, sandbox})"
-      : "the daemon's own thread/start (sandbox permission profile, environment policy, trust)",
+      : "the daemon's own thread/start (sandbox permission profile with the same read-denied " +
+        "paths, environment policy, trust) and the daemon's HOME",
     loadAverage: { start: loadAverage() },
     errors: {},
     notes: [],

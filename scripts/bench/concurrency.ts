@@ -64,11 +64,11 @@ async function directLevel(
   sessions: number,
   followUps: number,
 ): Promise<{ wallMs: number; turnMs: number[] }> {
-  await using direct = await DirectClient.start(ctx.model);
+  await using direct = await DirectClient.start(ctx.model, { threads: ctx.directThreads });
   const turnMs: number[] = [];
   const started = nowMs();
   await Promise.all(Array.from({ length: sessions }, async (_, i) => {
-    const thread = await direct.startThread(ctx.cwd, ctx.directThreadStart);
+    const thread = await direct.startThread(ctx.cwd);
     await direct.runTurn(thread, `session ${i} turn 0`);
     for (let turn = 1; turn <= followUps; turn++) {
       turnMs.push((await direct.runTurn(thread, `session ${i} turn ${turn}`)).ms);

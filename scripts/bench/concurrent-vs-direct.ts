@@ -7,7 +7,7 @@
 import { defaultPoolSize } from "../../src/daemon/config.ts";
 import type { BenchContext } from "./context.ts";
 import { startBenchDaemon } from "./daemon.ts";
-import { DirectClient } from "./direct.ts";
+import { DirectClient, type DirectThreads } from "./direct.ts";
 import { driveSession, echoOf, failureSummary } from "./load.ts";
 import { cpuMsOf, loadAverage } from "./machine.ts";
 import { MemorySampler } from "./memory-sampler.ts";
@@ -88,10 +88,10 @@ async function directRun(
   sessions: number,
   followUps: number,
   servers: number,
-  threadStart: Record<string, unknown> | undefined,
+  threads: DirectThreads,
 ): Promise<{ wallMs: number; failures: string[]; cpu: RunCpu }> {
   const clients = await Promise.all(
-    Array.from({ length: servers }, () => DirectClient.start(ctx.model)),
+    Array.from({ length: servers }, () => DirectClient.start(ctx.model, { threads })),
   );
   const failures: string[] = [];
   try {
@@ -100,7 +100,7 @@ async function directRun(
     const started = nowMs();
     await Promise.all(Array.from({ length: sessions }, async (_, i) => {
       const direct = clients[i % servers]!;
-      const thread = await direct.startThread(ctx.cwd, threadStart);
+      const thread = await direct.startThread(ctx.cwd);
       for (let turn = 0; turn <= followUps; turn++) {
         const prompt = `session ${i} turn ${turn}`;
         const done = await direct.runTurn(thread, prompt);
@@ -127,14 +127,14 @@ export async function concurrentVsDirect(
   const pool = options.pool ?? defaultPoolSize();
   const before = loadAverage();
   const pairs: ConcurrentVsDirectResult["pairs"] = [];
-  const threadStart = ctx.directThreadStart;
+  const threads = ctx.directThreads;
   const failures: string[] = [];
   let peak = 0;
   for (let i = 0; i < options.pairs; i++) {
     ctx.log(`${options.sessions} sessions, pair ${i + 1}/${options.pairs}: daemon (pool ${pool})`);
     const a = await daemonRun(ctx, options.sessions, options.followUps, pool);
     ctx.log(`  daemon ${Math.round(a.wallMs)} ms; direct (${pool} app-server(s))`);
-    const b = await directRun(ctx, options.sessions, options.followUps, pool, threadStart);
+    const b = await directRun(ctx, options.sessions, options.followUps, pool, threads);
     ctx.log(
       `  direct ${Math.round(b.wallMs)} ms; cpu daemon ${JSON.stringify(a.cpu)} direct ${
         JSON.stringify(b.cpu)
@@ -151,9 +151,9 @@ export async function concurrentVsDirect(
     });
   }
   ctx.log(`  direct, threads started bare (approval policy and sandbox only)`);
-  const bare = threadStart === undefined
+  const bare = threads === "bare"
     ? pairs[0]?.directWallMs
-    : (await directRun(ctx, options.sessions, options.followUps, pool, undefined)
+    : (await directRun(ctx, options.sessions, options.followUps, pool, "bare")
       .catch(() => undefined))?.wallMs;
   return {
     sessions: options.sessions,
@@ -161,9 +161,10 @@ export async function concurrentVsDirect(
     pool,
     direct: `${pool} \`codex app-server\` process(es), each driven over stdio by the bench's ` +
       `minimal JSON-RPC client, sessions placed round-robin, each thread started ${
-        threadStart === undefined
+        threads === "bare"
           ? "bare (--direct-bare)"
-          : "with the daemon's own thread/start (its sandbox permission profile and config)"
+          : "with the daemon's own thread/start (its sandbox permission profile and config) " +
+            "and HOME"
       }; same codex, model and prompts`,
     bareDirectWallMs: bare === undefined ? null : round(bare, 0),
     pairs,

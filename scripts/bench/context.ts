@@ -1,6 +1,7 @@
 /** What every scenario gets: the shared scripted model, a worktree, the daemon mode, options. */
 import type { ModelEndpoint, ScriptedModel } from "../../src/devtools/scripted-model.ts";
 import type { BenchDaemonOptions, DaemonMode } from "./daemon.ts";
+import type { DirectThreads } from "./direct.ts";
 
 export interface BenchContext {
   /** Where codex finds the scripted model (a process of its own unless --model in-process). */
@@ -12,11 +13,8 @@ export interface BenchContext {
   /** The native codex binary every scenario runs. */
   codexBinary: string;
   daemonMode: DaemonMode;
-  /**
-   * The `thread/start` params of every direct client's threads: the daemon's own (like with like),
-   * or undefined for bare ones ({cwd, approvalPolicy, sandbox}; `--direct-bare`).
-   */
-  directThreadStart: Record<string, unknown> | undefined;
+  /** How every direct client starts its threads: like the daemon, or bare (`--direct-bare`). */
+  directThreads: DirectThreads;
   /** How every scenario starts its daemon beyond the mode (profiling flags). */
   daemonOptions: BenchDaemonOptions;
   quick: boolean;

@@ -4,7 +4,9 @@
  * is its overhead.
  */
 import { CODEXD_CAPABILITIES } from "../../src/provider/codex/process.ts";
+import { existsSync } from "node:fs";
 import { realpath } from "node:fs/promises";
+import { readDeniedPaths } from "../../src/provider/codex/read-denied.ts";
 import type { ModelEndpoint } from "../../src/devtools/scripted-model.ts";
 import { planSpawn } from "../../src/provider/codex/plan.ts";
 import { Spec } from "../../src/provider/spec.ts";
@@ -60,26 +62,36 @@ export interface DirectTurn {
 }
 
 /**
- * The daemon's own `thread/start` for a bench session in `cwd`: its per-thread config (the
- * sandbox permission profile, environment policy, trust). That config costs codex itself work on
- * every turn (about twice the time per session at 20 concurrent sessions), so a direct baseline
- * that leaves it out measures codex's config along with the daemon.
+ * How a direct client starts its threads. `daemon` (like with like): the daemon's own
+ * `thread/start` (its sandbox permission profile with the same read-denied paths, environment
+ * policy, trust), and codex runs with the daemon's HOME. Both cost codex itself work: the deny
+ * entries make codex check each turn's skills through a sandboxed helper process, and a real
+ * HOME gives every thread's shell snapshot a real login shell (about 2x the wall time at 20
+ * sessions against an empty HOME). `bare`: `{cwd, approvalPolicy, sandbox}` in an empty HOME,
+ * as issue 14's first figures were measured.
  */
-export async function daemonThreadStart(cwd: string): Promise<Record<string, unknown>> {
-  const spec = Spec.parse({ prompt: "bench", cwd });
-  const real = await realpath(cwd);
-  return planSpawn(spec, { cwdAliases: real === cwd ? [] : [real] })
-    .threadStart as unknown as Record<string, unknown>;
+export type DirectThreads = "daemon" | "bare";
+
+export interface DirectClientOptions {
+  threads?: DirectThreads;
+  /** Added to codex's environment. */
+  env?: Readonly<Record<string, string>>;
+  /** More `app-server` arguments. */
+  extraArgs?: readonly string[];
 }
 
 export class DirectClient implements AsyncDisposable {
   readonly codex: CodexUnderTest;
+  readonly threads: DirectThreads;
+  readonly #home: string | undefined;
   #nextId = 1;
   #pending = new Map<number | string, (message: Message) => void>();
   #listeners = new Set<(message: Message) => void>();
 
-  private constructor(codex: CodexUnderTest) {
+  private constructor(codex: CodexUnderTest, threads: DirectThreads, home: string | undefined) {
     this.codex = codex;
+    this.threads = threads;
+    this.#home = home;
     let buffer = "";
     codex.stdout.setEncoding("utf8");
     codex.stdout.on("data", (chunk: string) => {
@@ -97,16 +109,18 @@ export class DirectClient implements AsyncDisposable {
   /** `env` is added to codex's environment (the harness gives it a HOME of its own). */
   static async start(
     model: ModelEndpoint,
-    env?: Readonly<Record<string, string>>,
-    extraArgs?: readonly string[],
+    options: DirectClientOptions = {},
   ): Promise<DirectClient> {
+    const threads = options.threads ?? "daemon";
+    // The daemon's children get the daemon's HOME (child-env.ts); so does a like-with-like client.
+    const home = threads === "daemon" ? process.env.HOME : undefined;
     const codex = await startCodex({
       model,
       modelArgs: { requestMaxRetries: 0 },
-      ...(env && { env }),
-      ...(extraArgs && { extraArgs }),
+      env: { ...(home !== undefined && { HOME: home }), ...options.env },
+      ...(options.extraArgs && { extraArgs: options.extraArgs }),
     });
-    const client = new DirectClient(codex);
+    const client = new DirectClient(codex, threads, options.env?.HOME ?? home);
     await client.request("initialize", {
       clientInfo: { name: "codexd-bench", version: "0.0.0" },
       // As codexd does: the daemon's thread/start (experimentalRawEvents) needs it.
@@ -132,15 +146,9 @@ export class DirectClient implements AsyncDisposable {
     });
   }
 
-  /**
-   * A thread with the same approval policy and sandbox the daemon asks for; `params` instead,
-   * when given (the daemon's whole `thread/start`, for a like-with-like baseline).
-   */
-  async startThread(cwd: string, params?: Record<string, unknown>): Promise<string> {
-    const result = await this.request(
-      "thread/start",
-      params ?? { cwd, approvalPolicy: "untrusted", sandbox: "workspace-write" },
-    );
+  /** A thread in `cwd`, started as `threads` says (see DirectThreads). */
+  async startThread(cwd: string): Promise<string> {
+    const result = await this.request("thread/start", await this.#threadStart(cwd));
     const id = (result as { thread?: { id?: unknown } } | undefined)?.thread?.id;
     if (typeof id !== "string") throw new Error("codex answered thread/start without thread.id");
     return id;
@@ -183,6 +191,22 @@ export class DirectClient implements AsyncDisposable {
         reject(error);
       });
     });
+  }
+
+  /** What the daemon would send for a bench session in `cwd` on a child like this one. */
+  async #threadStart(cwd: string): Promise<unknown> {
+    if (this.threads === "bare") {
+      return { cwd, approvalPolicy: "untrusted", sandbox: "workspace-write" };
+    }
+    const real = await realpath(cwd);
+    return planSpawn(Spec.parse({ prompt: "bench", cwd }), {
+      cwdAliases: real === cwd ? [] : [real],
+      readDenied: readDeniedPaths({
+        home: this.#home,
+        codexHome: this.codex.codexHome,
+        exists: existsSync,
+      }),
+    }).threadStart;
   }
 
   close(): Promise<void> {

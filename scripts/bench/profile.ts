@@ -53,12 +53,12 @@ export async function profileTurnPath(ctx: BenchContext, turns: number): Promise
     ctx.daemonMode,
     ctx.daemonOptions,
   );
-  await using direct = await DirectClient.start(ctx.recordingModel);
+  await using direct = await DirectClient.start(ctx.recordingModel, { threads: ctx.directThreads });
   const { session } = await DaemonSession.spawn(daemon.client, {
     prompt: "profile warm-up a",
     cwd: ctx.cwd,
   });
-  const thread = await direct.startThread(ctx.cwd, ctx.directThreadStart);
+  const thread = await direct.startThread(ctx.cwd);
   await direct.runTurn(thread, "profile warm-up b");
   const modelTime = async (prompt: string, from: number) =>
     (await ctx.recordingModel.waitForRequest(

@@ -77,12 +77,12 @@ export async function throughput(
   const daemonRuns: ThroughputRun[] = [];
   const directRuns: ThroughputRun[] = [];
   await using daemon = await startBenchDaemon(ctx.model, ctx.daemonMode, ctx.daemonOptions);
-  await using direct = await DirectClient.start(ctx.model);
+  await using direct = await DirectClient.start(ctx.model, { threads: ctx.directThreads });
   const { session } = await DaemonSession.spawn(daemon.client, {
     prompt: "bench warm-up a",
     cwd: ctx.cwd,
   });
-  const thread = await direct.startThread(ctx.cwd, ctx.directThreadStart);
+  const thread = await direct.startThread(ctx.cwd);
   await direct.runTurn(thread, "bench warm-up b");
   ctx.log(`throughput: ${options.runs} run(s) of ${ANSWER_DELTAS} deltas each way`);
   for (let i = 0; i < options.runs; i++) {

@@ -39,12 +39,12 @@ export async function turnOverhead(
   const directMs: number[] = [];
   {
     await using daemon = await startBenchDaemon(ctx.model, ctx.daemonMode, ctx.daemonOptions);
-    await using direct = await DirectClient.start(ctx.model);
+    await using direct = await DirectClient.start(ctx.model, { threads: ctx.directThreads });
     const { session } = await DaemonSession.spawn(daemon.client, {
       prompt: "bench warm-up a",
       cwd: ctx.cwd,
     });
-    const thread = await direct.startThread(ctx.cwd, ctx.directThreadStart);
+    const thread = await direct.startThread(ctx.cwd);
     await direct.runTurn(thread, "bench warm-up b");
     ctx.log(
       `turn overhead: ${options.turns} turns, daemon (${daemon.mode}) and direct alternating`,
