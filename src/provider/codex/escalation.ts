@@ -9,8 +9,8 @@
  * carries it to the bridge, which declines any escalation (`builtin.sandbox-escalation`).
  *
  * codex sends raw events only for threads started with the flag on this child: a thread resumed
- * on another child (a pool move, a daemon restart) has none, and its approvals cannot be checked
- * this way (README: "Sandbox").
+ * on another child (a pool move, a daemon restart) has none, and its calls are read from the
+ * thread's rollout file instead (rollout-calls.ts), with the same `callSandbox`.
  */
 import { z } from "zod";
 

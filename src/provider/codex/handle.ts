@@ -38,10 +38,13 @@ import type { FileChangeItem } from "./notifications.ts";
 import { planTurn, textInput } from "./plan.ts";
 import { planServerRequest } from "./server-requests.ts";
 import type { CallSandbox } from "./escalation.ts";
+import type { RolloutCalls } from "./rollout-calls.ts";
 import { DROPPED_MESSAGE } from "./messages.ts";
 import type { Rpc } from "./rpc.ts";
 
 const DroppedMessage = z.object({ message: z.string() });
+/** Of a command approval, what finds its tool call. */
+const CommandApprovalCall = z.looseObject({ itemId: z.string(), kind: z.string().nullish() });
 
 /** Tool calls whose sandbox request is kept for an approval still to come. */
 const TOOL_CALLS_KEPT = 256;
@@ -66,6 +69,8 @@ export interface HandleOptions {
   stopRequestTimeoutMs?: number;
   /** The session's logger (its context names the session). */
   logger?: Logger;
+  /** A resumed thread's tool calls, read from codex's rollout (it shows no raw items). */
+  rollout?: RolloutCalls;
 }
 
 interface ActiveTurn {
@@ -100,6 +105,8 @@ export class CodexHandle implements Handle {
   readonly #toolCalls = new Map<string, CallSandbox>();
   /** Whether codex shows this thread's raw items (a thread started here, not resumed). */
   #rawItems = false;
+  /** Where a resumed thread's tool calls are read instead (rollout-calls.ts). */
+  #rollout: RolloutCalls | undefined;
   readonly #queue: string[] = [];
   #active: ActiveTurn | undefined;
   #totalUsage: Usage | undefined;
@@ -118,6 +125,7 @@ export class CodexHandle implements Handle {
     this.#onClose = options.onClose;
     this.#onIdle = options.onIdle;
     this.#approver = options.approver;
+    this.#rollout = options.rollout;
     this.#options = options;
   }
 
@@ -156,6 +164,8 @@ export class CodexHandle implements Handle {
       threadId: string;
       onClose: (handle: CodexHandle) => void;
       onIdle?: (handle: CodexHandle) => void;
+      /** The thread's tool calls as the new child records them (it shows no raw items). */
+      rollout: RolloutCalls;
     }>,
   ): Promise<boolean> {
     if (!this.idle) return false;
@@ -165,10 +175,11 @@ export class CodexHandle implements Handle {
       const binding = await move();
       this.#rpc = binding.rpc;
       this.#threadId = binding.threadId;
-      // A thread resumed on another child shows no raw items there (escalation.ts): judged
-      // without them from now on, rather than every call taken for one codex did not show.
+      // A thread resumed on another child shows no raw items there (escalation.ts): its calls
+      // are read from the rollout that child writes from now on.
       this.#rawItems = false;
       this.#toolCalls.clear();
+      this.#rollout = binding.rollout;
       this.#onClose = binding.onClose;
       if (binding.onIdle) this.#onIdle = binding.onIdle;
       moved = true;
@@ -494,12 +505,36 @@ export class CodexHandle implements Handle {
     }
   }
 
+  /**
+   * A resumed thread's command approval: its call as the rollout records it (the thread shows
+   * no raw items); undefined for other requests.
+   */
+  async #rolloutCall(
+    rollout: RolloutCalls,
+    method: string,
+    params: unknown,
+  ): Promise<ReadonlyMap<string, CallSandbox> | undefined> {
+    if (method !== "item/commandExecution/requestApproval") return undefined;
+    const call = CommandApprovalCall.safeParse(params);
+    // Typing into a running process starts no tool call; params codexd cannot read are refused
+    // by the plan.
+    if (!call.success || call.data.kind === "writeStdin") return undefined;
+    const judged = await rollout.judge(call.data.itemId);
+    return new Map([[judged.callId, judged]]);
+  }
+
   async onServerRequest(method: string, params: unknown): Promise<unknown> {
+    // A thread started here is judged on its raw items, at once; a resumed one on its rollout.
+    const toolCalls = this.#rawItems
+      ? this.#toolCalls
+      : this.#rollout
+      ? await this.#rolloutCall(this.#rollout, method, params)
+      : undefined;
     const plan = planServerRequest(method, params, {
       worktree: this.#spec.cwd,
       fileChanges: this.#fileChanges,
       mcpToolCalls: this.#mcpToolCalls,
-      ...(this.#rawItems && { toolCalls: this.#toolCalls }),
+      ...(toolCalls && { toolCalls }),
     });
     if (plan.kind === "refuse") {
       this.emit({

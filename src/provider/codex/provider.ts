@@ -22,6 +22,7 @@ import { CodexHandle } from "./handle.ts";
 import { isQuiet, unhandledNotifications } from "./event-map.ts";
 import { mcpBatchWrite, planSpawn, planThread, type SpawnPlan } from "./plan.ts";
 import type { CodexChild } from "./child.ts";
+import { RolloutCalls, type RolloutCallsOptions } from "./rollout-calls.ts";
 
 export const CODEX_CAPABILITIES: Capabilities = Object.freeze({
   supportsMessageInjection: true,
@@ -42,6 +43,8 @@ export interface CodexProviderOptions {
   daemonMcpServers?: Record<string, McpServer>;
   /** Absolute paths no sandboxed command may read (read-denied.ts), for every thread. */
   readDenied?: () => readonly string[];
+  /** How resumed threads' rollouts are read (tests shorten the wait). */
+  rollout?: RolloutCallsOptions;
   logger?: Logger;
   newSessionId?: () => string;
   now?: () => Date;
@@ -193,6 +196,7 @@ export class CodexProvider implements Provider {
     threadId: string;
     onClose: (handle: CodexHandle) => void;
     onIdle: (handle: CodexHandle) => void;
+    rollout: RolloutCalls;
   }> {
     this.#assertReady("move session");
     const spec = handle.spec;
@@ -201,7 +205,8 @@ export class CodexProvider implements Provider {
       ...(this.#options.readDenied && { readDenied: this.#options.readDenied() }),
     });
     await this.#pushMcpConfig(handle.sessionId);
-    const threadId = await this.#resumeThread(handle.threadId, overrides);
+    const { id: threadId, path } = await this.#resumeThread(handle.threadId, overrides);
+    const rollout = await RolloutCalls.open(path, this.#options.rollout);
     this.#threads.add(threadId);
     this.#handles.set(handle.sessionId, handle);
     this.#child.rpc.subscribe(threadId, (method, params) => handle.onNotification(method, params));
@@ -210,6 +215,7 @@ export class CodexProvider implements Provider {
       threadId,
       onClose: (h) => this.#onHandleClosed(h),
       onIdle: (h) => this.#onHandleIdle(h),
+      rollout,
     };
   }
 
@@ -301,8 +307,11 @@ export class CodexProvider implements Provider {
     let threadId = options.threadId;
     let prompt = spec.prompt;
     let reseeded = false;
+    let rollout: RolloutCalls | undefined;
     try {
-      threadId = await this.#resumeThread(threadId, overrides, options.signal);
+      const resumed = await this.#resumeThread(threadId, overrides, options.signal);
+      threadId = resumed.id;
+      rollout = await RolloutCalls.open(resumed.path, this.#options.rollout);
     } catch (error) {
       if (!isUnresumable(error)) throw error;
       // codex stores a thread only once its first turn completed: start afresh from our transcript.
@@ -315,7 +324,7 @@ export class CodexProvider implements Provider {
       prompt = reseedPrompt(options.transcript ?? [], spec.prompt);
       reseeded = true;
     }
-    const handle = this.#attach(sessionId, threadId, spec);
+    const handle = this.#attach(sessionId, threadId, spec, rollout);
     handle.emit(
       reseeded
         ? {
@@ -356,15 +365,16 @@ export class CodexProvider implements Provider {
     threadId: string,
     overrides: ReturnType<typeof planThread>,
     signal?: AbortSignal,
-  ): Promise<string> {
-    // thread/resume takes no experimentalRawEvents: a resumed thread shows no raw items.
+  ): Promise<{ id: string; path?: string | null }> {
+    // thread/resume takes no experimentalRawEvents: a resumed thread shows no raw items, and its
+    // tool calls are read from its rollout at `path` (rollout-calls.ts).
     const { experimentalRawEvents: _, ...resumeOverrides } = overrides;
     const resume = async () =>
       (await this.#child.rpc.request(
         "thread/resume",
         { threadId, ...resumeOverrides },
         { ...(signal && { signal }) },
-      )).thread.id;
+      )).thread;
     try {
       return await resume();
     } catch (error) {
@@ -386,11 +396,12 @@ export class CodexProvider implements Provider {
     this.#notifyIfEmpty();
   }
 
-  #attach(sessionId: string, threadId: string, spec: Spec): CodexHandle {
+  #attach(sessionId: string, threadId: string, spec: Spec, rollout?: RolloutCalls): CodexHandle {
     const handle = new CodexHandle({
       sessionId,
       threadId,
       spec,
+      ...(rollout && { rollout }),
       rpc: this.#child.rpc,
       approver: this.#options.approver,
       onClose: (h) => this.#onHandleClosed(h),

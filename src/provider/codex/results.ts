@@ -24,7 +24,10 @@ export type InitializeResult = z.infer<typeof InitializeResult>;
 export const METHOD_RESULTS = {
   "initialize": InitializeResult,
   "thread/start": ThreadRef.extend({ model: z.string().optional() }),
-  "thread/resume": ThreadRef,
+  // `thread.path`: the rollout a resumed thread's tool calls are read from (rollout-calls.ts).
+  "thread/resume": z.looseObject({
+    thread: z.looseObject({ id: z.string(), path: z.string().nullish() }),
+  }),
   "thread/unarchive": Unread,
   "thread/archive": Unread,
   "thread/unsubscribe": Unread,

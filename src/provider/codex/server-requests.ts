@@ -83,8 +83,9 @@ export interface ServerRequestContext {
    */
   mcpToolCalls?: ReadonlyMap<string, McpToolCallInfo>;
   /**
-   * Tool calls' sandbox requests by call id (= the approval's item id), when codex shows this
-   * thread's raw items (escalation.ts); absent when it does not (a resumed thread).
+   * Tool calls' sandbox requests by call id (= the approval's item id): the thread's raw items
+   * (escalation.ts), or for a resumed thread the approval's call read from its rollout
+   * (rollout-calls.ts). Absent, the approval is judged without them.
    */
   toolCalls?: ReadonlyMap<string, CallSandbox>;
 }

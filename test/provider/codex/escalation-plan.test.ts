@@ -11,15 +11,9 @@ import { planServerRequest } from "../../../src/provider/codex/server-requests.t
 import type { ApprovalRequest } from "../../../src/provider/types.ts";
 import { fakeAnalyzer } from "../../approval/support/fake-analyzer.ts";
 import { storeWith } from "../../approval/support/store.ts";
+import { functionCallItem } from "../../support/tool-call-item.ts";
 
-const functionCall = (args: Record<string, unknown>, callId = "call_1") => ({
-  type: "function_call",
-  status: "completed",
-  id: "fc_1",
-  name: "exec_command",
-  arguments: JSON.stringify(args),
-  call_id: callId,
-});
+const functionCall = functionCallItem;
 
 const approvalParams = (over: Record<string, unknown> = {}) => ({
   kind: "command",

@@ -1,10 +1,13 @@
-import { describe, expect, test } from "bun:test";
+import { afterAll, describe, expect, test } from "bun:test";
+import { appendFileSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
+import path from "node:path";
 import { ConnectionClosed, NoActiveTurn, RpcError } from "../../../src/errors.ts";
 import { isTerminal, type SessionEvent } from "../../../src/provider/events.ts";
 import { unhandledNotifications } from "../../../src/provider/codex/event-map.ts";
 import { CodexHandle, type ThreadRpc } from "../../../src/provider/codex/handle.ts";
 import { DROPPED_MESSAGE } from "../../../src/provider/codex/messages.ts";
+import { RolloutCalls } from "../../../src/provider/codex/rollout-calls.ts";
 import { Spec, type SpecInput } from "../../../src/provider/spec.ts";
 import type { ApprovalRequest, Approver } from "../../../src/provider/types.ts";
 
@@ -54,7 +57,7 @@ const allowAll: Approver = {
 /** Timers fired by hand, so deadline tests do not wait on the wall clock. */
 const timers: Array<() => void> = [];
 
-function makeHandle(spec: Partial<SpecInput> = {}, approver = allowAll) {
+function makeHandle(spec: Partial<SpecInput> = {}, approver = allowAll, rollout?: RolloutCalls) {
   const rpc = new FakeRpc();
   const handle = new CodexHandle({
     sessionId: "s1",
@@ -62,6 +65,7 @@ function makeHandle(spec: Partial<SpecInput> = {}, approver = allowAll) {
     spec: Spec.parse({ prompt: "p", cwd: tmpdir(), ...spec }),
     rpc,
     approver,
+    ...(rollout && { rollout }),
     setTimer: (fn) => {
       timers.push(fn);
       return { cancel: () => timers.splice(timers.indexOf(fn) >>> 0, 1) };
@@ -148,17 +152,72 @@ describe("CodexHandle escalations (raw items, escalation.ts)", () => {
     expect(asked[0]).toHaveProperty("escalation", 'sandbox_permissions: "require_escalated"');
   });
 
-  test("after a move to another child (no raw items there), calls are judged without them", async () => {
-    const { asked, approver } = recording();
-    const { rpc, handle } = makeHandle({}, approver);
-    handle.onNotification(...raw({ type: "function_call", call_id: "c1", arguments: "{}" }));
-    const moved = await handle.moveTo(() =>
-      Promise.resolve({ rpc, threadId: "th1", onClose: () => {} })
-    );
-    expect(moved).toBe(true);
-    await approve(handle, "c9");
-    expect(asked).toHaveLength(1);
-    expect(asked[0]).not.toHaveProperty("escalation");
+  describe("a resumed thread (no raw items): its calls as codex's rollout records them", () => {
+    const dir = mkdtempSync(path.join(tmpdir(), "codexd-handle-rollout-"));
+    afterAll(() => rmSync(dir, { recursive: true, force: true }));
+    let files = 0;
+    /** An empty rollout and a reader of it that does not wait for calls it lacks. */
+    async function emptyRollout() {
+      const file = path.join(dir, `rollout-${++files}.jsonl`);
+      writeFileSync(file, "");
+      const append = (callId: string, args: Record<string, unknown>) =>
+        appendFileSync(
+          file,
+          JSON.stringify({
+            type: "response_item",
+            payload: { type: "function_call", call_id: callId, arguments: JSON.stringify(args) },
+          }) + "\n",
+        );
+      return { append, rollout: await RolloutCalls.open(file, { waitMs: 0 }) };
+    }
+    const escalations = (asked: ApprovalRequest[]) =>
+      asked.map((r) => "escalation" in r ? r.escalation : undefined);
+
+    test("after a move to another child, calls are judged on that child's rollout", async () => {
+      const { asked, approver } = recording();
+      const { rpc, handle } = makeHandle({}, approver);
+      handle.onNotification(...raw({ type: "function_call", call_id: "c1", arguments: "{}" }));
+      const { append, rollout } = await emptyRollout();
+      const moved = await handle.moveTo(() =>
+        Promise.resolve({ rpc, threadId: "th1", onClose: () => {}, rollout })
+      );
+      expect(moved).toBe(true);
+      append("c2", { cmd: "touch x", sandbox_permissions: "require_escalated" });
+      append("c3", { cmd: "touch x" });
+      await approve(handle, "c1"); // shown as a raw item on the old child, not written here
+      await approve(handle, "c2");
+      await approve(handle, "c3");
+      expect(escalations(asked)).toEqual([
+        "tool call c1 not found in codex's rollout within 0 ms",
+        'sandbox_permissions: "require_escalated"',
+        undefined,
+      ]);
+    });
+
+    test("resumed after a daemon restart: the same; typed input is not looked up", async () => {
+      const { asked, approver } = recording();
+      const { append, rollout } = await emptyRollout();
+      const { handle } = makeHandle({}, approver, rollout);
+      append("c1", { cmd: "touch x", additional_permissions: { network: true } });
+      await approve(handle, "c1");
+      await handle.onServerRequest("item/commandExecution/requestApproval", {
+        kind: "writeStdin",
+        threadId: "th1",
+        turnId: "t",
+        itemId: "c9",
+        command: "ls",
+      });
+      expect(escalations(asked)).toEqual(['additional_permissions: {"network":true}', undefined]);
+    });
+
+    test("raw items, when codex shows them after all, are what calls are judged on", async () => {
+      const { asked, approver } = recording();
+      const { rollout } = await emptyRollout();
+      const { handle } = makeHandle({}, approver, rollout);
+      handle.onNotification(...raw({ type: "function_call", call_id: "c1", arguments: "{}" }));
+      await approve(handle, "c1");
+      expect(escalations(asked)).toEqual([undefined]);
+    });
   });
 });
 
