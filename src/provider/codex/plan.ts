@@ -154,8 +154,19 @@ export function untrustedProjects(
 }
 
 /**
+ * Skills codex shows the model: none. codex 0.169 lists every skill it finds in the prompt, the
+ * worktree's `.agents/skills/*` and `.codex/skills/*` included, even in a project marked
+ * `untrusted` (whose AGENTS.md it does not read): a repository's own text would reach the model
+ * as codex's instructions. `include_instructions` off drops the whole list: codex's bundled
+ * skills and those of HOME's `.agents/skills` go too (test/provider/codex/repo-skills.test.ts).
+ */
+export const PINNED_SKILLS: Readonly<Record<string, boolean>> = Object.freeze({
+  include_instructions: false,
+});
+
+/**
  * The `config` overrides every `thread/start` and `thread/resume` sends, before the spec's MCP
- * servers: worktree config off, the command environment, the pinned features.
+ * servers: worktree config off, the command environment, the pinned features, no skills.
  */
 export function pinnedConfig(
   cwd: string,
@@ -166,6 +177,7 @@ export function pinnedConfig(
     projects: untrustedProjects(cwd, aliases),
     shell_environment_policy: commandEnvPolicy(env),
     features: { ...PINNED_FEATURES },
+    skills: { ...PINNED_SKILLS },
   };
 }
 

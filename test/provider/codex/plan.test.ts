@@ -125,6 +125,7 @@ describe("planSpawn", () => {
         tool_call_mcp_elicitation: true,
         skill_mcp_dependency_install: false,
       },
+      skills: { include_instructions: false },
       default_permissions: "codexd",
       permissions: {
         codexd: {
