@@ -8,8 +8,9 @@ import type { CodexRouter, RouterOptions } from "../../src/provider/codex/router
 import { NO_RETRY } from "../../src/provider/codex/retry.ts";
 import type { Rpc } from "../../src/provider/codex/rpc.ts";
 import { CodexProvider } from "../../src/provider/codex/provider.ts";
+import type { RolloutCallsOptions } from "../../src/provider/codex/rollout-calls.ts";
 import { Spec, type SpecInput } from "../../src/provider/spec.ts";
-import type { Handle } from "../../src/provider/types.ts";
+import type { Approver, Handle } from "../../src/provider/types.ts";
 import { connectFakePeer, type FakePeer, type PeerMessage } from "./fake-peer.ts";
 import { allowAll } from "./provider-fixture.ts";
 import { tmpdir } from "node:os";
@@ -19,6 +20,12 @@ import { type LoggedLine, memoryLogger } from "./memory-logger.ts";
 export interface FakeAppServerOptions extends RouterOptions {
   /** Like codex: after answering turn/interrupt, send turn/completed with status interrupted. */
   interruptCompletes?: boolean;
+  /** Like codex: thread/start and thread/resume name the thread's rollout file (`thread.path`). */
+  rolloutOf?: (threadId: string) => string;
+  /** Decides the sessions' approvals (default: allow all). */
+  approver?: Approver;
+  /** How the provider reads rollouts (rollout-calls.ts). */
+  rollout?: RolloutCallsOptions;
 }
 
 export class FakeAppServer implements AsyncDisposable {
@@ -38,7 +45,7 @@ export class FakeAppServer implements AsyncDisposable {
   #turns = 0;
 
   constructor(options: FakeAppServerOptions = {}) {
-    const { interruptCompletes: _, ...rpcOptions } = options;
+    const { interruptCompletes: _, rolloutOf: _r, approver: _a, rollout, ...rpcOptions } = options;
     this.#options = options;
     ({ logger: this.#logger, lines: this.logs } = memoryLogger());
     // Each request is sent once unless a test asks for retries: fault tests count what arrives.
@@ -69,7 +76,8 @@ export class FakeAppServer implements AsyncDisposable {
     };
     this.provider = new CodexProvider({
       child,
-      approver: allowAll,
+      approver: options.approver ?? allowAll,
+      ...(rollout && { rollout }),
       logger: this.#logger,
     });
   }
@@ -84,7 +92,9 @@ export class FakeAppServer implements AsyncDisposable {
     }
     switch (message.method) {
       case "thread/start":
-        return { thread: { id: `thread-${++this.#threads}` }, model: "fake-model" };
+        return { thread: this.#thread(`thread-${++this.#threads}`), model: "fake-model" };
+      case "thread/resume":
+        return { thread: this.#thread((message.params as { threadId: string }).threadId) };
       case "turn/start":
         return { turn: { id: `turn-${++this.#turns}`, status: "inProgress", items: [] } };
       case "turn/interrupt": {
@@ -103,6 +113,11 @@ export class FakeAppServer implements AsyncDisposable {
       default:
         return {};
     }
+  }
+
+  #thread(id: string): { id: string; path?: string } {
+    const path = this.#options.rolloutOf?.(id);
+    return path === undefined ? { id } : { id, path };
   }
 
   spawn(

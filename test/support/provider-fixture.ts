@@ -8,12 +8,24 @@ import type { ScriptedModel } from "../../src/devtools/scripted-model.ts";
 import type { SessionEvent } from "../../src/provider/events.ts";
 import { startCodexChild } from "../../src/provider/codex/child.ts";
 import { CodexProvider, type CodexProviderOptions } from "../../src/provider/codex/provider.ts";
-import type { Approver, Handle } from "../../src/provider/types.ts";
+import type { ApprovalRequest, Approver, Handle } from "../../src/provider/types.ts";
 import { makeCodexHome, REPO_ROOT } from "./codex-harness.ts";
 
 export const allowAll: Approver = {
   decide: () => Promise.resolve({ decision: "allow", source: "test", reason: "test allows all" }),
 };
+
+/** An approver that allows all and records what it was asked. */
+export function recordingApprover(): { asked: ApprovalRequest[]; approver: Approver } {
+  const asked: ApprovalRequest[] = [];
+  const approver: Approver = {
+    decide: (request) => {
+      asked.push(request);
+      return Promise.resolve({ decision: "allow", source: "default", reason: "test" });
+    },
+  };
+  return { asked, approver };
+}
 
 export interface TestProvider extends AsyncDisposable {
   provider: CodexProvider;

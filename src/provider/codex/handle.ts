@@ -69,7 +69,10 @@ export interface HandleOptions {
   stopRequestTimeoutMs?: number;
   /** The session's logger (its context names the session). */
   logger?: Logger;
-  /** A resumed thread's tool calls, read from codex's rollout (it shows no raw items). */
+  /**
+   * The thread's tool calls as codex's rollout records them: what a resumed thread's approvals
+   * are judged on (it shows no raw items), and a started one's should it show none.
+   */
   rollout?: RolloutCalls;
 }
 
@@ -105,7 +108,7 @@ export class CodexHandle implements Handle {
   readonly #toolCalls = new Map<string, CallSandbox>();
   /** Whether codex shows this thread's raw items (a thread started here, not resumed). */
   #rawItems = false;
-  /** Where a resumed thread's tool calls are read instead (rollout-calls.ts). */
+  /** Where the tool calls are read when codex shows no raw items (rollout-calls.ts). */
   #rollout: RolloutCalls | undefined;
   readonly #queue: string[] = [];
   #active: ActiveTurn | undefined;
@@ -506,8 +509,8 @@ export class CodexHandle implements Handle {
   }
 
   /**
-   * A resumed thread's command approval: its call as the rollout records it (the thread shows
-   * no raw items); undefined for other requests.
+   * A command approval of a thread that shows no raw items (a resumed one): its call as the
+   * rollout records it; undefined for other requests.
    */
   async #rolloutCall(
     rollout: RolloutCalls,
@@ -525,6 +528,7 @@ export class CodexHandle implements Handle {
 
   async onServerRequest(method: string, params: unknown): Promise<unknown> {
     // A thread started here is judged on its raw items, at once; a resumed one on its rollout.
+    // Neither (no rollout named, a test's fake codex): judged without them, as before.
     const toolCalls = this.#rawItems
       ? this.#toolCalls
       : this.#rollout

@@ -281,7 +281,7 @@ export class CodexProvider implements Provider {
       plan.threadStart,
       { ...(options.signal && { signal: options.signal }) },
     );
-    const handle = this.#attach(sessionId, started.thread.id, spec);
+    const handle = this.#attach(sessionId, started.thread.id, spec, this.#freshRollout(started));
     handle.emit({
       type: "session.started",
       threadId: started.thread.id,
@@ -321,6 +321,7 @@ export class CodexProvider implements Provider {
         { ...(options.signal && { signal: options.signal }) },
       );
       threadId = started.thread.id;
+      rollout = this.#freshRollout(started);
       prompt = reseedPrompt(options.transcript ?? [], spec.prompt);
       reseeded = true;
     }
@@ -384,6 +385,15 @@ export class CodexProvider implements Provider {
       });
       return await resume();
     }
+  }
+
+  /**
+   * A started thread's rollout, read only should codex show none of its raw items after all (a
+   * codex that drops the experimental flag): its approvals are then judged on the rollout.
+   */
+  #freshRollout(started: { thread: { path?: string | null } }): RolloutCalls | undefined {
+    const path = started.thread.path;
+    return path ? RolloutCalls.fresh(path, this.#options.rollout) : undefined;
   }
 
   #onHandleIdle(h: CodexHandle): void {

@@ -11,7 +11,10 @@ import { ProtocolError } from "../../errors.ts";
 /** An object whose fields codexd does not read (codex answers `{}` or fields we ignore). */
 const Unread = z.looseObject({});
 
-const ThreadRef = z.looseObject({ thread: z.looseObject({ id: z.string() }) });
+/** `thread.path`: the rollout the thread's tool calls are read from (rollout-calls.ts). */
+const ThreadWithRollout = z.looseObject({
+  thread: z.looseObject({ id: z.string(), path: z.string().nullish() }),
+});
 
 export const InitializeResult = z.looseObject({
   userAgent: z.string(),
@@ -23,11 +26,8 @@ export type InitializeResult = z.infer<typeof InitializeResult>;
 
 export const METHOD_RESULTS = {
   "initialize": InitializeResult,
-  "thread/start": ThreadRef.extend({ model: z.string().optional() }),
-  // `thread.path`: the rollout a resumed thread's tool calls are read from (rollout-calls.ts).
-  "thread/resume": z.looseObject({
-    thread: z.looseObject({ id: z.string(), path: z.string().nullish() }),
-  }),
+  "thread/start": ThreadWithRollout.extend({ model: z.string().optional() }),
+  "thread/resume": ThreadWithRollout,
   "thread/unarchive": Unread,
   "thread/archive": Unread,
   "thread/unsubscribe": Unread,

@@ -78,6 +78,14 @@ export class RolloutCalls {
   }
 
   /**
+   * A reader of every call of a thread started here, at `path` (codex may create the file only
+   * once the first turn runs). The handle reads it only if codex shows no raw items after all.
+   */
+  static fresh(path: string, options: RolloutCallsOptions = {}): RolloutCalls {
+    return new RolloutCalls(path, { offset: 0 }, options);
+  }
+
+  /**
    * A reader of the calls codex writes to `path` from now on (what is there already is history:
    * no approval of it is still to come). No path, or none there: every call is an escalation.
    */
@@ -165,12 +173,15 @@ export class RolloutCalls {
     try {
       handle = await open(this.path, "r");
     } catch (error) {
-      return this.#break(`codex's rollout ${this.path} cannot be read: ${errorMessage(error)}`);
+      const why = `codex's rollout ${this.path} cannot be read: ${errorMessage(error)}`;
+      // A fresh thread's rollout may not be written yet; one read before cannot vanish.
+      return this.#file === undefined ? why : this.#break(why);
     }
     try {
       const info = await handle.stat();
+      this.#file ??= { dev: info.dev, ino: info.ino };
       // codex appends to the file it resumed: another file, or a shorter one, is not its record.
-      if (info.dev !== this.#file?.dev || info.ino !== this.#file.ino) {
+      if (info.dev !== this.#file.dev || info.ino !== this.#file.ino) {
         return this.#break(`codex's rollout ${this.path} was replaced`);
       }
       if (info.size < this.#offset) return this.#break(`codex's rollout ${this.path} shrank`);

@@ -9,6 +9,7 @@ import { CodexHandle, type ThreadRpc } from "../../../src/provider/codex/handle.
 import { DROPPED_MESSAGE } from "../../../src/provider/codex/messages.ts";
 import { RolloutCalls } from "../../../src/provider/codex/rollout-calls.ts";
 import { Spec, type SpecInput } from "../../../src/provider/spec.ts";
+import { recordingApprover } from "../../support/provider-fixture.ts";
 import type { ApprovalRequest, Approver } from "../../../src/provider/types.ts";
 
 /** A scriptable stand-in for the connection: records requests, answers turn/start with ids. */
@@ -95,17 +96,7 @@ const completed = (id: string, status = "completed") => ({
 });
 
 describe("CodexHandle escalations (raw items, escalation.ts)", () => {
-  /** An approver recording what it was asked. */
-  function recording() {
-    const asked: ApprovalRequest[] = [];
-    const approver: Approver = {
-      decide: (request) => {
-        asked.push(request);
-        return Promise.resolve({ decision: "allow", source: "default", reason: "test" });
-      },
-    };
-    return { asked, approver };
-  }
+  const recording = recordingApprover;
   const raw = (item: Record<string, unknown>) =>
     ["rawResponseItem/completed", { threadId: "th1", turnId: "t", item }] as const;
   const approve = (handle: CodexHandle, itemId: string) =>

@@ -212,6 +212,29 @@ describe("RolloutCalls", () => {
     );
   });
 
+  test("a started thread's reader reads from the start, once codex wrote the file", async () => {
+    const file = path.join(dir, `rollout-${++files}.jsonl`);
+    let time = 0;
+    const reader = RolloutCalls.fresh(file, {
+      waitMs: 30,
+      pollMs: 10,
+      now: () => time,
+      sleep: (ms) => Promise.resolve(void (time += ms)),
+    });
+    expect(await reader.judge("c0")).toMatchObject({
+      escalation: expect.stringContaining("cannot be read"),
+    });
+    writeFileSync(file, escalated("c1") + call("c2"));
+    expect(await reader.judge("c1")).toEqual({ callId: "c1", escalation: ESCALATED });
+    expect(await reader.judge("c2")).toEqual({ callId: "c2" });
+    // Once read, the file is the thread's: replaced, it is no record of the calls.
+    writeFileSync(`${file}.new`, escalated("c1") + call("c2") + call("c3"));
+    renameSync(`${file}.new`, file);
+    expect(await reader.judge("c3")).toMatchObject({
+      escalation: expect.stringContaining("was replaced"),
+    });
+  });
+
   test("approvals asked at once share the reads", async () => {
     const r = await rollout();
     r.append(escalated("c1") + call("c2"));
