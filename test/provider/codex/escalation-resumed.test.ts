@@ -1,7 +1,7 @@
 /**
  * The escalation check (escalation.test.ts) on a session resumed on another codex child, against
- * the real codex through the assembled daemon: after a daemon restart, and after a rolling
- * restart moved it. codex shows such a thread no raw items (`thread/resume` has no
+ * the real codex through the assembled daemon: after a daemon restart, after its codex child was
+ * killed, and after a rolling restart moved it. codex shows such a thread no raw items (`thread/resume` has no
  * `experimentalRawEvents`); codexd reads its calls from the thread's rollout (rollout-calls.ts).
  *
  * The escalated command only touches a marker in a folder outside every sandbox: had the bridge
@@ -21,7 +21,7 @@ import { outsideSandboxDir } from "../../support/outside-dir.ts";
 import { untilTerminal } from "../../support/session-events.ts";
 
 const OUTSIDE = outsideSandboxDir("escalation-resumed-");
-const SCENARIOS = ["RESTARTED", "MOVED"] as const;
+const SCENARIOS = ["RESTARTED", "CRASHED", "MOVED"] as const;
 let model: ScriptedModel;
 let worktree: TempWorktree;
 
@@ -69,6 +69,11 @@ async function turn(client: CodexdClient, id: string, prompt: string, resume = f
   else await client.send(id, prompt);
   const events = await untilTerminal(client, id, after);
   expect(events.at(-1)).toMatchObject({ type: "result" });
+  // Resumed, not re-seeded on a thread started anew (which would show raw items).
+  if (resume) {
+    expect(events.find((e) => e.type === "system" && e.subtype !== "user_prompt"))
+      .toMatchObject({ subtype: "session_resumed" });
+  }
   return { events, approval: events.find((e) => e.type === "approval") };
 }
 
@@ -102,9 +107,24 @@ describe("a resumed session whose model asks to leave the sandbox", () => {
     }
     await using again = await startDaemonInProcess({ model, stateDir });
     const escalated = await turn(again.client, sessionId, "RESTARTED_ESCALATED", true);
-    expect(escalated.events.find((e) => e.type === "system" && e.subtype !== "user_prompt"))
-      .toMatchObject({ subtype: "session_resumed" });
     await expectJudgedAfterResume(again.client, sessionId, "RESTARTED", escalated);
+  }, 60_000);
+
+  test("after its codex child was killed: declined; a plain command in it still runs", async () => {
+    await using d = await startDaemonInProcess({
+      model,
+      deps: { backoff: { initialMs: 50, maxMs: 200, resetAfterMs: 60_000 } },
+    });
+    const { sessionId } = await d.client.spawn({ prompt: "GREET", cwd: worktree.path });
+    await untilTerminal(d.client, sessionId);
+    const oldPid = (await d.client.health()).codex.pid!;
+    process.kill(oldPid, "SIGKILL");
+    await eventually("a new codex child", async () => {
+      const health = await d.client.health();
+      return health.status === "ok" && health.codex.pid !== oldPid ? true : undefined;
+    });
+    const escalated = await turn(d.client, sessionId, "CRASHED_ESCALATED", true);
+    await expectJudgedAfterResume(d.client, sessionId, "CRASHED", escalated);
   }, 60_000);
 
   test(
