@@ -3,7 +3,7 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { DatabaseSync } from "node:sqlite";
-import { Store, StoreCorrupt } from "../../src/daemon/store.ts";
+import { Store, StoreCorrupt, TEXT_COMMIT_MS } from "../../src/daemon/store.ts";
 
 const NEW = {
   threadId: "",
@@ -130,7 +130,7 @@ describe("Store", () => {
       const other = new DatabaseSync(file);
       const count = () => other.prepare("SELECT COUNT(*) AS n FROM events").get()?.n;
       const order: string[] = [];
-      for (let i = 0; i < 3; i++) store.appendEvent(event("a", "text.delta"));
+      for (let i = 0; i < 3; i++) store.appendEvent(event("a", "tool.call"));
       store.afterCommit(() => order.push(`committed, others see ${count()}`));
       expect(store.eventsAfter("a", 0)).toHaveLength(3); // this connection sees its own writes
       expect(count()).toBe(0); // nobody else does yet
@@ -140,6 +140,69 @@ describe("Store", () => {
       store.afterCommit(() => order.push("nothing pending: at once"));
       expect(order).toHaveLength(2);
       other.close();
+    });
+  });
+
+  test("streamed text waits for its timed commit; any other event takes it along at once", async () => {
+    await withDir(async (dir) => {
+      const file = path.join(dir, "codexd.db");
+      const timers: Array<{ ms: number; fn: () => void; cancelled: boolean }> = [];
+      using store = Store.open(file, {
+        setTimer: (fn, ms) => {
+          const timer = { ms, fn, cancelled: false };
+          timers.push(timer);
+          return () => (timer.cancelled = true);
+        },
+      });
+      store.createSession({ id: "a", ...NEW });
+      store.flush();
+      const other = new DatabaseSync(file);
+      const seen = () =>
+        other.prepare("SELECT type FROM events ORDER BY seq").all().map((r) => r.type);
+      const tick = () => new Promise((resolve) => setImmediate(resolve));
+
+      store.appendEvent(event("a", "text.delta"));
+      store.appendEvent(event("a", "text.delta"));
+      await tick();
+      expect(seen()).toEqual([]); // still waiting: one timer for both
+      expect(timers.map((t) => t.ms)).toEqual([TEXT_COMMIT_MS]);
+      timers[0]!.fn();
+      expect(seen()).toEqual(["text.delta", "text.delta"]);
+
+      store.appendEvent(event("a", "text.delta"));
+      store.appendEvent(event("a", "result"));
+      await tick();
+      expect(seen()).toEqual(["text.delta", "text.delta", "text.delta", "result"]);
+      expect(timers[1]!.cancelled).toBe(true); // the result's commit took the text along
+      other.close();
+    });
+  });
+
+  test("the type index leaves streamed text out, and lookups by type still find every event", async () => {
+    await withDir((dir) => {
+      const file = path.join(dir, "codexd.db");
+      const old = new DatabaseSync(file);
+      old.exec(`CREATE TABLE events (session_id TEXT NOT NULL, seq INTEGER NOT NULL,
+        type TEXT NOT NULL, ts TEXT NOT NULL, body TEXT NOT NULL,
+        PRIMARY KEY (session_id, seq)) WITHOUT ROWID;
+        CREATE INDEX events_by_type ON events (session_id, type, seq);
+        PRAGMA user_version = 3;`);
+      old.close();
+      using store = Store.open(file, { textCommitMs: 0 });
+      store.createSession({ id: "a", ...NEW });
+      for (const type of ["text.delta", "result", "text.delta", "result"]) {
+        store.appendEvent(event("a", type));
+      }
+      store.flush();
+      expect(store.eventsOfType("a", "result").map((e) => e.seq)).toEqual([2, 4]);
+      expect(store.eventsOfType("a", "text.delta").map((e) => e.seq)).toEqual([1, 3]);
+      const raw = new DatabaseSync(file);
+      const indexes = raw.prepare(
+        "SELECT name, sql FROM sqlite_master WHERE type = 'index' AND tbl_name = 'events'",
+      ).all();
+      raw.close();
+      expect(indexes.map((i) => i.name)).toEqual(["events_by_type_but_text"]);
+      expect(String(indexes[0]!.sql)).toContain("WHERE type <> 'text.delta'");
     });
   });
 });
