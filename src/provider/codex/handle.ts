@@ -44,7 +44,11 @@ import type { Rpc } from "./rpc.ts";
 
 const DroppedMessage = z.object({ message: z.string() });
 /** Of a command approval, what finds its tool call. */
-const CommandApprovalCall = z.looseObject({ itemId: z.string(), kind: z.string().nullish() });
+const CommandApprovalCall = z.looseObject({
+  itemId: z.string(),
+  kind: z.string().nullish(),
+  approvalId: z.string().nullish(),
+});
 
 /** Tool calls whose sandbox request is kept for an approval still to come. */
 const TOOL_CALLS_KEPT = 256;
@@ -522,7 +526,9 @@ export class CodexHandle implements Handle {
     // Typing into a running process starts no tool call; params codexd cannot read are refused
     // by the plan.
     if (!call.success || call.data.kind === "writeStdin") return undefined;
-    const judged = await rollout.judge(call.data.itemId);
+    const judged = await rollout.judge(call.data.itemId, {
+      callback: call.data.approvalId !== undefined && call.data.approvalId !== null,
+    });
     return new Map([[judged.callId, judged]]);
   }
 

@@ -115,13 +115,17 @@ export class RolloutCalls {
 
   /**
    * The sandbox request of the call an approval is about (`callId` = the approval's item id):
-   * its escalation, if any line naming it asked for one, or why it cannot be known.
+   * its escalation, if any line naming it asked for one, or why it cannot be known. A
+   * `callback` (an approval with its own `approvalId`: one of several codex asks within one call,
+   * such as a subcommand's) is about a call already asked for: it waits for no further line.
    */
-  async judge(callId: string): Promise<CallSandbox> {
+  async judge(callId: string, options: { callback?: boolean } = {}): Promise<CallSandbox> {
     const waitMs = this.#options.waitMs ?? 2000;
     const now = this.#options.now ?? (() => performance.now());
     const sleep = this.#options.sleep ?? ((ms) => delay(ms));
-    const asked = ++this.#seen(callId).asked;
+    const asked = options.callback
+      ? Math.max(this.#seen(callId).asked, 1)
+      : ++this.#seen(callId).asked;
     const deadline = now() + waitMs;
     for (;;) {
       const failed = await this.#read();

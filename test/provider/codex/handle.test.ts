@@ -185,20 +185,32 @@ describe("CodexHandle escalations (raw items, escalation.ts)", () => {
       ]);
     });
 
-    test("resumed after a daemon restart: the same; typed input is not looked up", async () => {
+    test("resumed after a daemon restart: the same; a callback within the call shares it", async () => {
       const { asked, approver } = recording();
       const { append, rollout } = await emptyRollout();
       const { handle } = makeHandle({}, approver, rollout);
       append("c1", { cmd: "touch x", additional_permissions: { network: true } });
+      const request = { threadId: "th1", turnId: "t", itemId: "c1", command: "ls" };
       await approve(handle, "c1");
+      // A subcommand's approval within the call (its own approvalId), then a second request
+      // for the call with none: that one needs a second line of c1, and there is none.
       await handle.onServerRequest("item/commandExecution/requestApproval", {
-        kind: "writeStdin",
-        threadId: "th1",
-        turnId: "t",
-        itemId: "c9",
-        command: "ls",
+        ...request,
+        approvalId: "cb-1",
       });
-      expect(escalations(asked)).toEqual(['additional_permissions: {"network":true}', undefined]);
+      await approve(handle, "c1");
+      // Typing into the call's terminal is not looked up.
+      await handle.onServerRequest("item/commandExecution/requestApproval", {
+        ...request,
+        kind: "writeStdin",
+        itemId: "c9",
+      });
+      expect(escalations(asked)).toEqual([
+        'additional_permissions: {"network":true}',
+        'additional_permissions: {"network":true}',
+        "tool call c1 not found in codex's rollout within 0 ms",
+        undefined,
+      ]);
     });
 
     test("raw items, when codex shows them after all, are what calls are judged on", async () => {

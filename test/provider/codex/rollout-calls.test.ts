@@ -128,6 +128,23 @@ describe("RolloutCalls", () => {
     });
   });
 
+  test("callbacks within one call (their own approval ids) share its judgement", async () => {
+    const r = await rollout();
+    r.append(escalated("c1") + call("c2"));
+    expect(await r.reader.judge("c1")).toEqual({ callId: "c1", escalation: ESCALATED });
+    expect(await r.reader.judge("c1", { callback: true })).toEqual({
+      callId: "c1",
+      escalation: ESCALATED,
+    });
+    expect(await r.reader.judge("c2", { callback: true })).toEqual({ callId: "c2" });
+    expect(await r.reader.judge("c2")).toEqual({ callId: "c2" });
+    expect(r.elapsed()).toBe(0);
+    // A callback of a call not in the rollout is not judged on nothing.
+    expect(await r.reader.judge("c3", { callback: true })).toMatchObject({
+      escalation: "tool call c3 not found in codex's rollout within 100 ms",
+    });
+  });
+
   test("a partial last line is read once complete", async () => {
     const r = await rollout();
     const text = escalated("c1");
