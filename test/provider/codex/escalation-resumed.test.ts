@@ -33,6 +33,20 @@ beforeAll(async () => {
   model = await startScriptedModel({
     rules: [
       { marker: "GREET", rounds: [[step.message("hello")]] },
+      // Two calls in one response, both named by the model alike: the escalated one first.
+      {
+        marker: "REUSED_ID",
+        rounds: [
+          [
+            step.exec(`touch ${escalatedMarker("REUSED")}; true`, {
+              extra: { sandbox_permissions: "require_escalated" },
+              callId: "call_reused",
+            }),
+            step.exec(`touch ${plainMarker("REUSED")}`, { callId: "call_reused" }),
+          ],
+          [step.message("done")],
+        ],
+      },
       ...SCENARIOS.flatMap((scenario) => [
         {
           marker: `${scenario}_ESCALATED`,
@@ -108,6 +122,18 @@ describe("a resumed session whose model asks to leave the sandbox", () => {
     await using again = await startDaemonInProcess({ model, stateDir });
     const escalated = await turn(again.client, sessionId, "RESTARTED_ESCALATED", true);
     await expectJudgedAfterResume(again.client, sessionId, "RESTARTED", escalated);
+    // A call id used twice keeps the escalation one of its calls asked for.
+    const reused = await turn(again.client, sessionId, "REUSED_ID");
+    const approvals = reused.events.filter((e) => e.type === "approval");
+    expect(approvals).toHaveLength(2);
+    for (const approval of approvals) {
+      expect(approval).toMatchObject({
+        decision: "deny",
+        ruleId: "builtin.sandbox-escalation",
+        reason: expect.stringContaining('sandbox_permissions: "require_escalated"'),
+      });
+    }
+    expect(existsSync(escalatedMarker("REUSED"))).toBe(false);
   }, 60_000);
 
   test("after its codex child was killed: declined; a plain command in it still runs", async () => {
