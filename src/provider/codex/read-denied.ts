@@ -10,7 +10,8 @@
  *   folders the default policy's `no-credential-folders` names, plus `.netrc` and the files git's
  *   `store` helper and docker keep tokens in);
  * - codex's own logins in its CODEX_HOME (`auth.json`: the OpenAI key or ChatGPT tokens; MCP
- *   OAuth tokens);
+ *   OAuth tokens), and its threads' rollouts there (every session's transcript; and the record
+ *   rollout-calls.ts judges a resumed thread's approvals on, which no command may write);
  * - codexd's state dir (its token, its database of every session's events) and token file.
  *
  * Limits (the README's "Sandbox" section): only the sandboxed modes (`read-only`,
@@ -33,10 +34,15 @@ export const HOME_CREDENTIALS: readonly string[] = Object.freeze([
   ".git-credentials",
 ]);
 
-/** codex's logins below its CODEX_HOME (codex itself reads them; its commands never need to). */
-export const CODEX_HOME_CREDENTIALS: readonly string[] = Object.freeze([
+/**
+ * codex's logins and threads' rollouts below its CODEX_HOME (codex itself reads and writes them;
+ * its commands never need to). Denied folders are masked whole, so no write reaches them either.
+ */
+export const CODEX_HOME_PRIVATE: readonly string[] = Object.freeze([
   "auth.json",
   ".credentials.json",
+  "sessions",
+  "archived_sessions",
 ]);
 
 export interface ReadDeniedInput {
@@ -61,7 +67,7 @@ export function readDeniedPaths(input: ReadDeniedInput): string[] {
   if (input.home !== undefined && path.isAbsolute(input.home)) {
     for (const name of HOME_CREDENTIALS) paths.add(path.join(input.home, name));
   }
-  for (const name of CODEX_HOME_CREDENTIALS) paths.add(path.join(input.codexHome, name));
+  for (const name of CODEX_HOME_PRIVATE) paths.add(path.join(input.codexHome, name));
   for (const own of input.daemonPaths ?? []) {
     if (path.isAbsolute(own)) paths.add(path.normalize(own));
   }

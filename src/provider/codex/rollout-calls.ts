@@ -9,9 +9,10 @@
  *
  * Fail closed: a call not there within `waitMs`, a rollout replaced, truncated, missing or never
  * named, or a call line too long to read makes the call an escalation (the bridge declines it).
- * The rollout lives in codex's home, which a sandboxed command may be able to write when that
- * home lies in a writable root: a call id keeps every escalation any of its lines asked for (a
- * line written later cannot clear it), and the k-th approval of a call id waits for its k-th line.
+ * The rollout lives in codex's home, whose `sessions` every thread's sandbox denies (read-denied.ts);
+ * should a line be forged there all the same, or the model name two calls alike: a call id keeps
+ * every escalation any of its lines asked for (a line written later cannot clear it), and the k-th
+ * approval of a call id waits for its k-th line.
  *
  * Bounded: the reader remembers its offset in the file and the newest TOOL_CALLS_KEPT calls, and
  * holds at most one line (or, for a longer one, its two ends) in memory.

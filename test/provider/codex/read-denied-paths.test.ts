@@ -8,7 +8,7 @@ import { readDeniedPaths } from "../../../src/provider/codex/read-denied.ts";
 import { Spec } from "../../../src/provider/spec.ts";
 
 describe("readDeniedPaths", () => {
-  test("the home's credential folders, codex's logins and codexd's files", () => {
+  test("the home's credential folders, codex's logins and rollouts, and codexd's files", () => {
     expect(readDeniedPaths({
       home: "/home/agent",
       codexHome: "/var/lib/codexd/codex-home",
@@ -26,7 +26,9 @@ describe("readDeniedPaths", () => {
       "/home/agent/.netrc",
       "/home/agent/.ssh",
       "/var/lib/codexd/codex-home/.credentials.json",
+      "/var/lib/codexd/codex-home/archived_sessions",
       "/var/lib/codexd/codex-home/auth.json",
+      "/var/lib/codexd/codex-home/sessions",
       "/var/lib/codexd/state",
     ]);
   });
@@ -49,8 +51,13 @@ describe("readDeniedPaths", () => {
   });
 
   test("no home, or a relative one, gives no home entries", () => {
-    expect(readDeniedPaths({ codexHome: "/c" })).toEqual(["/c/.credentials.json", "/c/auth.json"]);
-    expect(readDeniedPaths({ home: "relative", codexHome: "/c" })).toHaveLength(2);
+    expect(readDeniedPaths({ codexHome: "/c" })).toEqual([
+      "/c/.credentials.json",
+      "/c/archived_sessions",
+      "/c/auth.json",
+      "/c/sessions",
+    ]);
+    expect(readDeniedPaths({ home: "relative", codexHome: "/c" })).toHaveLength(4);
   });
 });
 

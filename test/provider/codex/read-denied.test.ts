@@ -8,7 +8,7 @@
  * The home is a fake one (codex.env HOME) holding marker files, never a real credential.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { type ScriptedModel, startScriptedModel, step } from "../../support/scripted.ts";
 import { makeTempWorktree, REPO_ROOT, type TempWorktree } from "../../support/codex-harness.ts";
@@ -19,6 +19,7 @@ import { spawnUntilTerminal } from "../../support/session-events.ts";
 const AWS_MARKER = "aws-marker-5f3a";
 const CONTROL_MARKER = "control-marker-9c1e";
 const SSH_MARKER = "ssh-marker-77b2";
+const ROLLOUT_MARKER = "rollout-marker-3d1f";
 
 let model: ScriptedModel;
 let daemon: InProcessDaemon;
@@ -26,6 +27,8 @@ let worktree: TempWorktree;
 mkdirSync(path.join(REPO_ROOT, ".codexd"), { recursive: true });
 const home = mkdtempSync(path.join(REPO_ROOT, ".codexd", "read-denied-home-"));
 const stateDir = makeStateDir();
+// Outside the state dir (as with codex.user), so the state dir's own deny does not cover it.
+const codexHome = mkdtempSync(path.join(REPO_ROOT, ".codexd", "read-denied-codex-home-"));
 
 function writeMarker(relative: string, text: string): void {
   const file = path.join(home, relative);
@@ -56,6 +59,7 @@ beforeAll(async () => {
     stateDir,
     configure: (config) => {
       config.codex.env = { ...config.codex.env, HOME: home };
+      config.codex.home = codexHome;
     },
   });
 });
@@ -65,6 +69,7 @@ afterAll(async () => {
   await worktree?.remove();
   await model?.close();
   rmSync(home, { recursive: true, force: true });
+  rmSync(codexHome, { recursive: true, force: true });
 });
 
 /** The output of the one command a session's prompt makes the model run, and its approval. */
@@ -89,6 +94,25 @@ describe("the sandbox denies reads of credentials and codexd's files", () => {
     expect(output).toContain(CONTROL_MARKER);
     expect(output).not.toContain(AWS_MARKER);
     expect(output).not.toContain(SSH_MARKER);
+  });
+
+  test("the threads' rollouts in codex's home: neither read nor written by a command", async () => {
+    // An earlier session's transcript, and the record a resumed thread's approvals are judged on.
+    await spawnUntilTerminal(daemon.client, `hello ${ROLLOUT_MARKER}`, worktree.path);
+    const rollout = readdirSync(codexHome, { recursive: true, encoding: "utf8" })
+      .filter((f) => /rollout-.*\.jsonl$/.test(f)).map((f) => path.join(codexHome, f))
+      .find((f) => readFileSync(f, "utf8").includes(ROLLOUT_MARKER))!;
+    expect(rollout).toBeDefined();
+    model.addRule(execRule(
+      "ROLLOUT_END",
+      `cat ${rollout}; echo forged >> ${rollout}; echo ran-${CONTROL_MARKER}; true`,
+    ));
+    const { approval, output } = await runCommand("ROLLOUT_END");
+    expect(approval).toMatchObject({ decision: "allow" });
+    expect(output).toContain(`ran-${CONTROL_MARKER}`);
+    expect(output).not.toContain(ROLLOUT_MARKER);
+    expect(output).toContain("Permission denied");
+    expect(readFileSync(rollout, "utf8")).not.toContain("forged");
   });
 
   test("the daemon's token and state dir are unreadable to the daemon's own user's commands", async () => {
