@@ -22,6 +22,7 @@ import type { Level, Logger } from "../../log.ts";
 import { type AgentUser, agentUserEnv, prepareAgentCodexHome } from "./agent-user.ts";
 import { type BinarySource, resolveCodexBinary, type ResolvedBinary } from "./binary.ts";
 import { buildChildEnv } from "./child-env.ts";
+import { makeRolloutDirs } from "./codex-home.ts";
 import { webWritable } from "./node-writable.ts";
 import type { InitializeResult } from "./results.ts";
 import { CodexRouter } from "./router.ts";
@@ -152,6 +153,7 @@ export class CodexProcess implements AsyncDisposable {
     try {
       if (options.user) prepareAgentCodexHome(options.codexHome, options.user);
       else await mkdir(options.codexHome, { recursive: true, mode: 0o700 });
+      await makeRolloutDirs(options.codexHome, options.user);
     } catch (error) {
       throw new ProviderUnavailable(
         `Cannot start codex: cannot create CODEX_HOME ${options.codexHome}: ${errorMessage(error)}`,

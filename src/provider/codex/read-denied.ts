@@ -35,14 +35,22 @@ export const HOME_CREDENTIALS: readonly string[] = Object.freeze([
 ]);
 
 /**
+ * The folders of codex's threads' rollouts below its CODEX_HOME. Made before codex starts
+ * (process.ts): only a path that exists is denied, and the first thread must be denied them too.
+ */
+export const CODEX_HOME_ROLLOUT_DIRS: readonly string[] = Object.freeze([
+  "sessions",
+  "archived_sessions",
+]);
+
+/**
  * codex's logins and threads' rollouts below its CODEX_HOME (codex itself reads and writes them;
  * its commands never need to). Denied folders are masked whole, so no write reaches them either.
  */
 export const CODEX_HOME_PRIVATE: readonly string[] = Object.freeze([
   "auth.json",
   ".credentials.json",
-  "sessions",
-  "archived_sessions",
+  ...CODEX_HOME_ROLLOUT_DIRS,
 ]);
 
 export interface ReadDeniedInput {
