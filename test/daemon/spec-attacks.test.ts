@@ -70,11 +70,7 @@ async function runOnBareCodex(
     }, 30_000),
   );
   const threadId = String(asRecord(opened.thread).id);
-  await client.request("turn/start", {
-    threadId,
-    input: [{ type: "text", text: thread.prompt ?? "LIST", text_elements: [] }],
-  });
-  await client.waitForNotification("turn/completed", (p) => p.threadId === threadId, 30_000);
+  await client.runTurn(threadId, thread.prompt ?? "LIST");
 }
 
 async function spawnThroughDaemon(spec: Record<string, unknown>) {

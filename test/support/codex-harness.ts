@@ -288,6 +288,19 @@ export class LineClient {
   }
 
   /** Like waitFor, for a notification with this method (and optional params check). */
+  /** Starts a turn of `text` on `threadId` and waits for its `turn/completed`. */
+  async runTurn(threadId: string, text: string, timeoutMs = 30_000): Promise<RpcLine> {
+    await this.request("turn/start", {
+      threadId,
+      input: [{ type: "text", text, text_elements: [] }],
+    });
+    return await this.waitForNotification(
+      "turn/completed",
+      (p) => p.threadId === threadId,
+      timeoutMs,
+    );
+  }
+
   waitForNotification(
     method: string,
     where: (params: Record<string, unknown>) => boolean = () => true,

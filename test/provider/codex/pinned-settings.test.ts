@@ -78,11 +78,7 @@ describe("approvalsReviewer is pinned to user (finding 13)", () => {
         expect(pinned.approvalsReviewer).toBe("user");
         // The bare thread is stored (one completed turn) to be resumed below.
         threadId = String(asRecord(bare.thread).id);
-        await client.request("turn/start", {
-          threadId,
-          input: [{ type: "text", text: "HELLO", text_elements: [] }],
-        });
-        await client.waitForNotification("turn/completed", (p) => p.threadId === threadId, 30_000);
+        await client.runTurn(threadId, "HELLO");
       }
       const resumeIn = async (overrides: Record<string, unknown>) => {
         // A new codex on the same home, as after a daemon restart.

@@ -71,11 +71,7 @@ test("control: a bare codex shows the worktree's AGENTS.md and skills to the mod
     }),
   );
   const threadId = String(asRecord(opened.thread).id);
-  await client.request("turn/start", {
-    threadId,
-    input: [{ type: "text", text: "hello", text_elements: [] }],
-  });
-  await client.waitForNotification("turn/completed", (p) => p.threadId === threadId, 30_000);
+  await client.runTurn(threadId, "hello");
   expect(markersSent(from).sort()).toEqual(Object.values(MARKERS).sort());
 });
 

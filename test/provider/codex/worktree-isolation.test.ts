@@ -187,11 +187,7 @@ async function runOnBareCodex(
       }),
   );
   const threadId = String(asRecord(opened.thread).id);
-  await client.request("turn/start", {
-    threadId,
-    input: [{ type: "text", text: "RUNCMD", text_elements: [] }],
-  });
-  await client.waitForNotification("turn/completed", (p) => p.threadId === threadId, 30_000);
+  await client.runTurn(threadId, "RUNCMD");
   const homeConfig = await readFile(path.join(codex.codexHome, "config.toml"), "utf8")
     .catch(() => "");
   const snapshots = await snapshotText(codex.codexHome);
