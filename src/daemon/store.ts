@@ -22,7 +22,9 @@ import { SessionStatus } from "../api/schemas.ts";
 
 /**
  * 2: token spend (`token_spend`, `session_spend`); 3: the last usage total codex reported for each
- * session's thread (`thread_usage`). An older database gains the tables.
+ * session's thread (`thread_usage`); 4: the type index without streamed text
+ * (`events_by_type_but_text` replaces `events_by_type`). An older database gains the tables and
+ * the new index.
  */
 const SCHEMA_VERSION = 4;
 
