@@ -14,9 +14,18 @@ export interface CodexdClientOptions {
   /** e.g. `http://127.0.0.1:7345`. */
   baseUrl: string;
   token: string;
-  /** Defaults to the global fetch; tests pass `app.request`. */
+  /** Defaults to the global fetch without Bun's own timeout (`untimedFetch`); tests pass `app.request`. */
   fetch?: FetchLike;
 }
+
+/**
+ * The global fetch without Bun's own idle timeout (5 minutes, firing at about 6), which no signal
+ * shows: a spawn the daemon holds while codex starts hundreds of threads can take longer (500
+ * sessions at once on 2 cores: 86 spawns failed with "The operation timed out."). Cancellation is
+ * the caller's `signal` alone. Other runtimes ignore the extra field.
+ */
+export const untimedFetch: FetchLike = (input, init) =>
+  fetch(input, { ...init, timeout: false } as RequestInit);
 
 /** A non-2xx answer, or one that does not match its schema (`code: "bad_response"`). */
 export class CodexdApiError extends CodexdError {
@@ -68,7 +77,7 @@ export class CodexdClient {
   constructor(options: CodexdClientOptions) {
     this.#baseUrl = options.baseUrl.replace(/\/+$/, "");
     this.#token = options.token;
-    this.#fetch = options.fetch ?? ((input, init) => fetch(input, init));
+    this.#fetch = options.fetch ?? untimedFetch;
   }
 
   async #request(

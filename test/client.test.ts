@@ -2,7 +2,7 @@ import { describe, expect, test } from "bun:test";
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { CodexdApiError, CodexdClient, parseSse } from "../src/client.ts";
+import { CodexdApiError, CodexdClient, parseSse, untimedFetch } from "../src/client.ts";
 import { createApp } from "../src/daemon/app.ts";
 import { BudgetExceeded } from "../src/daemon/budgets.ts";
 import { FakeService } from "./daemon/fake-service.ts";
@@ -275,5 +275,23 @@ describe("CodexdClient over a real Bun.serve listener (port 0)", () => {
     }
     expect(untilStop).toEqual([1, 2, 3]);
     expect((await client.get(sessionId)).status).toBe("stopped");
+  });
+});
+
+describe("untimedFetch (the client's default)", () => {
+  test("turns Bun's own fetch timeout off and keeps the caller's signal", async () => {
+    const original = globalThis.fetch;
+    const seen: unknown[] = [];
+    globalThis.fetch = ((_input: unknown, init?: RequestInit) => {
+      seen.push(init);
+      return Promise.resolve(Response.json({ ok: true }));
+    }) as typeof fetch;
+    try {
+      const signal = new AbortController().signal;
+      await untimedFetch("http://127.0.0.1:9/v1/health", { method: "GET", signal });
+      expect(seen).toEqual([{ method: "GET", signal, timeout: false }]);
+    } finally {
+      globalThis.fetch = original;
+    }
   });
 });

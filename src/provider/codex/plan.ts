@@ -121,10 +121,18 @@ export function commandEnvPolicy(env: Readonly<Record<string, string>> = {}): Re
     inherit: "all",
     ignore_default_excludes: false,
     exclude: [...COMMAND_ENV_EXCLUDED],
-    set: { ...env },
-    include_only: [...COMMAND_ENV_INHERITED, ...specNames],
+    set: { ...COMMAND_ENV_SET, ...env },
+    include_only: [...COMMAND_ENV_INHERITED, ...Object.keys(COMMAND_ENV_SET), ...specNames],
   };
 }
+
+/**
+ * Set for every command. `SHLVL=1`: bash sources `~/.bashrc` for a `bash -c` whose stdin is a
+ * socket, as codex starts commands (bash takes itself for a command run over ssh), unless SHLVL
+ * says it is nested; the sandbox denies reading that file (read-denied.ts), so without this every
+ * command's output would start with "bash: …/.bashrc: Permission denied".
+ */
+export const COMMAND_ENV_SET: Readonly<Record<string, string>> = Object.freeze({ SHLVL: "1" });
 
 /**
  * `projects` entries marking `cwd`, every folder above it and the same for each alias

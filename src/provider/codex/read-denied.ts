@@ -8,7 +8,10 @@
  * macOS), enforced below every spelling. So every thread's sandbox denies:
  * - the cloud, cluster, SSH, GPG and forge credentials in the home codex's commands run with (the
  *   folders the default policy's `no-credential-folders` names, plus `.netrc` and the files git's
- *   `store` helper and docker keep tokens in);
+ *   `store` helper, docker and the package registries' clients keep tokens in);
+ * - that home's shell start-up files and histories (HOME_SHELL_FILES): a `.bashrc` that exports a
+ *   token hands it to every command, past the environment allow-list (plan.ts), since the shell
+ *   codex runs the command in sources it; and histories hold what was typed, tokens included;
  * - codex's own logins in its CODEX_HOME (`auth.json`: the OpenAI key or ChatGPT tokens; MCP
  *   OAuth tokens), and its threads' rollouts there (every session's transcript; and the record
  *   rollout-calls.ts judges a resumed thread's approvals on, which no command may write);
@@ -32,6 +35,58 @@ export const HOME_CREDENTIALS: readonly string[] = Object.freeze([
   ".config/gh",
   ".netrc",
   ".git-credentials",
+  ".config/git/credentials",
+  ".config/hub",
+  ".npmrc",
+  ".yarnrc.yml",
+  ".pypirc",
+  ".cargo/credentials",
+  ".cargo/credentials.toml",
+  ".gem/credentials",
+  ".m2/settings.xml",
+  ".m2/settings-security.xml",
+  ".pgpass",
+  ".my.cnf",
+  ".vault-token",
+  ".terraform.d/credentials.tfrc.json",
+  ".s3cfg",
+  ".boto",
+  ".password-store",
+  ".local/share/keyrings",
+]);
+
+/**
+ * Shell start-up files and histories below a home folder. Measured on codex 0.169 with Debian's
+ * bash: a variable a readable `~/.bashrc` exports reaches every command (bash sources it for
+ * codex's `bash -c`), and `~/.bash_profile`'s once shell snapshots are off or a command starts a
+ * login shell; `shell_environment_policy.include_only` filters codex's environment, not what a
+ * shell adds after. Denied, no shell reads them, whoever starts it
+ * (test/provider/codex/login-shell-env.test.ts).
+ */
+export const HOME_SHELL_FILES: readonly string[] = Object.freeze([
+  ".profile",
+  ".bashrc",
+  ".bash_profile",
+  ".bash_login",
+  ".bash_logout",
+  ".bash_aliases",
+  ".bash_history",
+  ".zshenv",
+  ".zprofile",
+  ".zshrc",
+  ".zlogin",
+  ".zlogout",
+  ".zsh_history",
+  ".kshrc",
+  ".mkshrc",
+  ".config/fish",
+  ".local/share/fish",
+  ".python_history",
+  ".node_repl_history",
+  ".psql_history",
+  ".mysql_history",
+  ".sqlite_history",
+  ".rediscli_history",
 ]);
 
 /**
@@ -73,7 +128,9 @@ export function readDeniedPaths(input: ReadDeniedInput): string[] {
   const paths = new Set<string>();
   // A home of `/` (an account without one) would deny `/.ssh`: harmless, and still right.
   if (input.home !== undefined && path.isAbsolute(input.home)) {
-    for (const name of HOME_CREDENTIALS) paths.add(path.join(input.home, name));
+    for (const name of [...HOME_CREDENTIALS, ...HOME_SHELL_FILES]) {
+      paths.add(path.join(input.home, name));
+    }
   }
   for (const name of CODEX_HOME_PRIVATE) paths.add(path.join(input.codexHome, name));
   for (const own of input.daemonPaths ?? []) {

@@ -116,8 +116,8 @@ describe("planSpawn", () => {
         inherit: "all",
         ignore_default_excludes: false,
         exclude: ["OPENAI_*", "CODEX_*"],
-        set: { API_TOKEN: "secret" },
-        include_only: [...COMMAND_ENV_INHERITED, "API_TOKEN"],
+        set: { SHLVL: "1", API_TOKEN: "secret" },
+        include_only: [...COMMAND_ENV_INHERITED, "SHLVL", "API_TOKEN"],
       },
       features: {
         unified_exec: true,
@@ -197,16 +197,17 @@ describe("pinned codex settings", () => {
     expect(policy.inherit).toBe("all");
     expect(policy.ignore_default_excludes).toBe(false);
     expect(policy.exclude).toEqual([...COMMAND_ENV_EXCLUDED]);
-    expect(policy.set).toEqual({ NPM_TOKEN: "t", "bad name": "x" });
+    expect(policy.set).toEqual({ SHLVL: "1", NPM_TOKEN: "t", "bad name": "x" });
     // A name that is not a plain identifier is set but never let through the final filter.
-    expect(policy.include_only).toEqual([...COMMAND_ENV_INHERITED, "NPM_TOKEN"]);
+    expect(policy.include_only).toEqual([...COMMAND_ENV_INHERITED, "SHLVL", "NPM_TOKEN"]);
     for (const name of ["PATH", "HOME", "LANG", "LC_*", "TERM", "TMPDIR", "USER", "TZ"]) {
       expect(COMMAND_ENV_INHERITED).toContain(name);
     }
     for (const pattern of COMMAND_ENV_INHERITED) {
       expect(pattern).not.toMatch(/OPENAI|CODEX|KEY|TOKEN|SECRET/i);
     }
-    expect(commandEnvPolicy().set).toEqual({});
+    // bash then skips ~/.bashrc (read-denied) instead of printing "Permission denied" (plan.ts).
+    expect(commandEnvPolicy().set).toEqual({ SHLVL: "1" });
   });
 
   test("daemon-wide MCP servers become one config/batchWrite replacing mcp_servers", () => {

@@ -9,28 +9,46 @@ import { Spec } from "../../../src/provider/spec.ts";
 
 describe("readDeniedPaths", () => {
   test("the home's credential folders, codex's logins and rollouts, and codexd's files", () => {
-    expect(readDeniedPaths({
+    const paths = readDeniedPaths({
       home: "/home/agent",
       codexHome: "/var/lib/codexd/codex-home",
       daemonPaths: ["/var/lib/codexd/state", "/etc/codexd/token"],
-    })).toEqual([
+    });
+    expect(paths.filter((p) => !p.startsWith("/home/agent/"))).toEqual([
       "/etc/codexd/token",
-      "/home/agent/.aws",
-      "/home/agent/.azure",
-      "/home/agent/.config/gcloud",
-      "/home/agent/.config/gh",
-      "/home/agent/.docker/config.json",
-      "/home/agent/.git-credentials",
-      "/home/agent/.gnupg",
-      "/home/agent/.kube",
-      "/home/agent/.netrc",
-      "/home/agent/.ssh",
       "/var/lib/codexd/codex-home/.credentials.json",
       "/var/lib/codexd/codex-home/archived_sessions",
       "/var/lib/codexd/codex-home/auth.json",
       "/var/lib/codexd/codex-home/sessions",
       "/var/lib/codexd/state",
     ]);
+    const home = paths.filter((p) => p.startsWith("/home/agent/")).map((p) => p.slice(12));
+    expect(home).toEqual([...home].sort());
+    for (
+      const credential of [
+        ".aws",
+        ".azure",
+        ".config/gcloud",
+        ".config/gh",
+        ".docker/config.json",
+        ".git-credentials",
+        ".gnupg",
+        ".kube",
+        ".netrc",
+        ".ssh",
+        ".npmrc",
+        ".pypirc",
+        ".cargo/credentials.toml",
+        ".vault-token",
+      ]
+    ) expect(home).toContain(credential);
+  });
+
+  test("the home's shell start-up files and histories: a shell would hand their exports on", () => {
+    const home = readDeniedPaths({ home: "/h", codexHome: "/c" });
+    for (
+      const file of [".profile", ".bashrc", ".bash_profile", ".bash_history", ".zshenv", ".zshrc"]
+    ) expect(home).toContain(`/h/${file}`);
   });
 
   test("a path inside another denied one is left out (bubblewrap cannot mount inside a mask)", () => {

@@ -1,0 +1,155 @@
+/**
+ * Against the real codex: what the commands' home says about the shell does not reach them.
+ * The environment allow-list (plan.ts `shell_environment_policy`) filters codex's environment, but
+ * the shell codex runs a command in sources `~/.bashrc` (and a login shell `~/.bash_profile`)
+ * after that filter, so a token an operator's `.bashrc` exports went to every agent command. codexd
+ * denies the sandbox reading the home's shell start-up files, histories and registry tokens
+ * (read-denied.ts). Positive control: the same home on a bare codex hands the `.bashrc` export to
+ * the command. Payloads are marker strings written to files in the worktree.
+ */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { existsSync } from "node:fs";
+import { mkdir, readdir, readFile, rm, writeFile } from "node:fs/promises";
+import path from "node:path";
+import { type ScriptedModel, startScriptedModel, step } from "../../support/scripted.ts";
+import { startCodexChild } from "../../../src/provider/codex/child.ts";
+import { CodexProvider } from "../../../src/provider/codex/provider.ts";
+import { readDeniedPaths } from "../../../src/provider/codex/read-denied.ts";
+import { Spec } from "../../../src/provider/spec.ts";
+import {
+  asRecord,
+  LineClient,
+  makeCodexHome,
+  makeTempWorktree,
+  REPO_ROOT,
+  startCodex,
+} from "../../support/codex-harness.ts";
+import { allowAll, EventRecorder } from "../../support/provider-fixture.ts";
+
+/** What each start-up file exports: `LEAKED_<FILE>=from-<file>`. */
+const START_FILES = [".bashrc", ".profile", ".bash_profile"];
+const NPMRC_TOKEN = "npm_codexd-test-token-4242";
+
+/** The environment, a login+interactive shell's environment, and a plain read of two files. */
+const RUN_COMMAND = [
+  "env > plain-env.txt",
+  "bash -lic env > login-env.txt 2>&1",
+  "cat ~/.bashrc ~/.npmrc > cat.txt 2>&1",
+  "echo ran",
+].join("; ");
+const OUTPUTS = ["plain-env.txt", "login-env.txt", "cat.txt"];
+
+let model: ScriptedModel;
+const cleanup: Array<() => Promise<void>> = [];
+
+beforeAll(async () => {
+  model = await startScriptedModel({
+    rules: [{ marker: "RUNCMD", rounds: [[step.exec(RUN_COMMAND)], [step.message("ran")]] }],
+  });
+});
+
+afterAll(async () => {
+  for (const clean of cleanup.reverse()) await clean();
+  await model?.close();
+});
+
+/** A codex home whose `user-home` (the commands' HOME) exports markers and holds a token. */
+async function homeWithShellFiles(): Promise<{ codexHome: string; userHome: string }> {
+  const codexHome = await makeCodexHome();
+  cleanup.push(() => rm(codexHome, { recursive: true, force: true, maxRetries: 3 }));
+  const userHome = path.join(codexHome, "user-home");
+  await mkdir(userHome, { recursive: true });
+  for (const file of START_FILES) {
+    await writeFile(path.join(userHome, file), `export ${marker(file)}=from-${file}\n`);
+  }
+  await writeFile(
+    path.join(userHome, ".npmrc"),
+    `//registry.npmjs.org/:_authToken=${NPMRC_TOKEN}\n`,
+  );
+  return { codexHome, userHome };
+}
+
+function marker(file: string): string {
+  return `LEAKED_${file.replace(/\W/g, "").toUpperCase()}`;
+}
+
+async function worktree(): Promise<string> {
+  const tree = await makeTempWorktree();
+  cleanup.push(() => tree.remove());
+  return tree.path;
+}
+
+/** Everything the command wrote, joined. */
+async function outputs(cwd: string): Promise<string> {
+  const texts = await Promise.all(OUTPUTS.map((f) => readFile(path.join(cwd, f), "utf8")));
+  return texts.join("\n");
+}
+
+/** Every shell snapshot codex holds under `codexHome`, joined. */
+async function snapshots(codexHome: string): Promise<string> {
+  const dir = path.join(codexHome, "shell_snapshots");
+  const files = await readdir(dir).catch(() => [] as string[]);
+  const texts = await Promise.all(files.map((f) => readFile(path.join(dir, f), "utf8")));
+  return texts.join("\n");
+}
+
+describe("the commands' home: shell start-up files and tokens (real codex)", () => {
+  test("positive control: on a bare codex the .bashrc export and the .npmrc token reach the command", async () => {
+    const { codexHome } = await homeWithShellFiles();
+    const cwd = await worktree();
+    await using codex = await startCodex({ model, modelArgs: { requestMaxRetries: 0 }, codexHome });
+    const client = new LineClient(codex);
+    client.onServerRequest(() => ({ decision: "accept" }));
+    await client.initialize();
+    const opened = asRecord(
+      await client.request("thread/start", {
+        cwd,
+        approvalPolicy: "untrusted",
+        sandbox: "workspace-write",
+      }),
+    );
+    await client.runTurn(String(asRecord(opened.thread).id), "RUNCMD");
+    const seen = await outputs(cwd);
+    expect(seen).toContain(`${marker(".bashrc")}=from-.bashrc`);
+    expect(seen).toContain(NPMRC_TOKEN);
+  });
+
+  test("through codexd's provider none of them does, and commands print no denial noise", async () => {
+    const { codexHome, userHome } = await homeWithShellFiles();
+    const cwd = await worktree();
+    const child = await startCodexChild({
+      codexHome,
+      extraArgs: model.codexArgs({ requestMaxRetries: 0 }),
+      inheritedEnv: { PATH: process.env.PATH, LANG: "C.UTF-8", HOME: userHome, SHELL: "/bin/bash" },
+      searchFrom: [REPO_ROOT],
+    });
+    // As create-pool.ts wires it: the list is made at each thread start.
+    const provider = new CodexProvider({
+      child,
+      approver: allowAll,
+      readDenied: () => readDeniedPaths({ home: userHome, codexHome, exists: existsSync }),
+    });
+    let snapshotText: string;
+    let toolOutput: unknown;
+    try {
+      const handle = await provider.spawn(Spec.parse({ cwd, prompt: "RUNCMD" }));
+      const events = new EventRecorder(handle);
+      await events.waitFor((e) => e.type === "result", 30_000, "result");
+      toolOutput = events.events.find((e) => e.type === "tool.result")?.output;
+      snapshotText = await snapshots(codexHome);
+      await handle.stop();
+    } finally {
+      await provider.shutdown();
+    }
+    const seen = await outputs(cwd);
+    for (const file of START_FILES) {
+      expect(seen).not.toContain(marker(file));
+      expect(snapshotText).not.toContain(marker(file));
+    }
+    expect(seen).not.toContain(NPMRC_TOKEN);
+    expect(seen).toContain(`${path.join(userHome, ".npmrc")}: Permission denied`);
+    // The command itself ran, in a shell that did not go looking for the denied .bashrc.
+    expect(seen).toMatch(/^PATH=/m);
+    expect(toolOutput).toBe("ran\n");
+  });
+});
