@@ -15,7 +15,6 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { readdirSync, readFileSync } from "node:fs";
 import { mkdir } from "node:fs/promises";
-import { Readable } from "node:stream";
 import { ConnectionClosed, errorMessage, ProviderUnavailable } from "../../errors.ts";
 import { withInheritedUmask } from "../../file-modes.ts";
 import type { Level, Logger } from "../../log.ts";
@@ -23,6 +22,7 @@ import { type AgentUser, agentUserEnv, prepareAgentCodexHome } from "./agent-use
 import { type BinarySource, resolveCodexBinary, type ResolvedBinary } from "./binary.ts";
 import { buildChildEnv } from "./child-env.ts";
 import { makeRolloutDirs } from "./codex-home.ts";
+import { webReadable } from "./node-readable.ts";
 import { webWritable } from "./node-writable.ts";
 import type { InitializeResult } from "./results.ts";
 import { CodexRouter } from "./router.ts";
@@ -132,7 +132,7 @@ export class CodexProcess implements AsyncDisposable {
     this.#stderrEnded = this.#pumpStderr();
     const connect = options.connect ?? ((stdout, stdin) => new CodexRouter(stdout, stdin));
     this.rpc = connect(
-      Readable.toWeb(child.stdout!) as unknown as ReadableStream<Uint8Array>,
+      webReadable(child.stdout!),
       webWritable(child.stdin!),
     );
     void this.exited.then((exit) => this.#onExit(exit));
