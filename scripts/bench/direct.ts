@@ -3,6 +3,7 @@
  * the bench and codex but line splitting and JSON.parse. Whatever the daemon adds on top of this
  * is its overhead.
  */
+import { buildChildEnv } from "../../src/provider/codex/child-env.ts";
 import { CODEXD_CAPABILITIES } from "../../src/provider/codex/process.ts";
 import { existsSync } from "node:fs";
 import { realpath } from "node:fs/promises";
@@ -80,6 +81,17 @@ export interface DirectClientOptions {
   extraArgs?: readonly string[];
 }
 
+/**
+ * The environment the daemon gives its codex children, from this process's (the bench's)
+ * environment: what codex would inherit from a runner started in the same shell. It matters: with
+ * both SSL_CERT_FILE and SSL_CERT_DIR set (as on this machine) codex 0.169 takes about 10 ms
+ * longer per turn: 1.06-1.12x at p50 in four A/B runs of two direct clients, one given them.
+ */
+function daemonChildEnv(): Record<string, string> {
+  const { CODEX_HOME: _ours, ...env } = buildChildEnv({ inherited: process.env, codexHome: "" });
+  return env;
+}
+
 export class DirectClient implements AsyncDisposable {
   readonly codex: CodexUnderTest;
   readonly threads: DirectThreads;
@@ -117,7 +129,11 @@ export class DirectClient implements AsyncDisposable {
     const codex = await startCodex({
       model,
       modelArgs: { requestMaxRetries: 0 },
-      env: { ...(home !== undefined && { HOME: home }), ...options.env },
+      env: {
+        ...(threads === "daemon" && daemonChildEnv()),
+        ...(home !== undefined && { HOME: home }),
+        ...options.env,
+      },
       ...(options.extraArgs && { extraArgs: options.extraArgs }),
     });
     const client = new DirectClient(codex, threads, options.env?.HOME ?? home);
