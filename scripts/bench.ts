@@ -187,7 +187,7 @@ async function main(): Promise<void> {
   }
   results.throughput = await attempt(
     "throughput",
-    () => throughput(ctx, { runs: options.quick ? 1 : 3 }),
+    () => throughput(ctx, { runs: options.quick ? 1 : 5 }),
   );
   results.concurrency = await attempt("concurrency", () =>
     concurrency(ctx, {

@@ -179,10 +179,11 @@ async function assemble(
       if (pid !== undefined) ledger.recordChild(pid);
       if (restart) metrics.codexRestarts.inc();
     },
-    // What codex prints may quote its environment: its credentials stay out of the log.
+    // What codex prints may quote its environment or a session's (a command line, an MCP
+    // server's failure): its credentials and every session's spec secrets stay out of the log.
     stderrRedactor: (settings) => {
       const scrubber = scrubberFor(envSecrets(process.env, settings.env));
-      return scrubber && ((line) => scrubber.text(line));
+      return (line) => journal.scrubAll(scrubber ? scrubber.text(line) : line);
     },
     logger,
   });
