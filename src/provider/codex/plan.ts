@@ -68,6 +68,8 @@ export interface CodexPlanOptions extends PlanOptions {
   cwdAliases?: readonly string[];
   /** Absolute paths the sandbox denies every command reads of (read-denied.ts). */
   readDenied?: readonly string[];
+  /** Absolute paths the sandbox keeps read-only for every command: the cwd's git folders (git-dirs.ts). */
+  readOnly?: readonly string[];
 }
 
 /**
@@ -231,7 +233,8 @@ const PROFILE_BASE: Readonly<Record<"read-only" | "workspace-write", string>> = 
 /**
  * The `config` that gives a thread the `read-only` or `workspace-write` sandbox as a permission
  * profile (codex's built-in `:read-only` / `:workspace`) with deny-read entries: the guard below,
- * and `readDenied` (credentials and codexd's own files, read-denied.ts).
+ * and `readDenied` (credentials and codexd's own files, read-denied.ts); and read-only entries,
+ * `readOnly` (the cwd's git folders, which codex's own unsandboxed git obeys: git-dirs.ts).
  *
  * Why not thread/start's `sandbox`: under `untrusted`, once a command was approved, codex 0.169
  * runs it again WITHOUT any sandbox, and without asking again, when the sandboxed run fails the
@@ -252,8 +255,10 @@ const PROFILE_BASE: Readonly<Record<"read-only" | "workspace-write", string>> = 
 export function sandboxProfileConfig(
   sandbox: "read-only" | "workspace-write",
   readDenied: readonly string[] = [],
+  readOnly: readonly string[] = [],
 ): Record<string, unknown> {
-  const filesystem: Record<string, "deny"> = { [SANDBOX_GUARD_PATH]: "deny" };
+  const filesystem: Record<string, "deny" | "read"> = { [SANDBOX_GUARD_PATH]: "deny" };
+  for (const kept of readOnly) filesystem[kept] = "read";
   for (const denied of readDenied) filesystem[denied] = "deny";
   return {
     default_permissions: SANDBOX_PROFILE,
@@ -294,7 +299,7 @@ export function planThread(spec: Spec, options: CodexPlanOptions = {}): ThreadSt
   const config = pinnedConfig(spec.cwd, spec.env, options.cwdAliases);
   const sandbox = permissions.sandbox;
   if (sandbox !== "danger-full-access") {
-    Object.assign(config, sandboxProfileConfig(sandbox, options.readDenied));
+    Object.assign(config, sandboxProfileConfig(sandbox, options.readDenied, options.readOnly));
   }
   for (const [name, server] of Object.entries(spec.mcpServers ?? {})) {
     config[`mcp_servers.${name}`] = mcpServerConfig(server);

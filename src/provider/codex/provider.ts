@@ -3,6 +3,7 @@
  * threads) over its stdio, each handle subscribed to its own thread id.
  */
 import { realpath } from "node:fs/promises";
+import { repositoryGitDirs } from "./git-dirs.ts";
 import { ProviderUnavailable, RpcError } from "../../errors.ts";
 import type { Logger } from "../../log.ts";
 import type { McpServer, Spec } from "../spec.ts";
@@ -202,6 +203,7 @@ export class CodexProvider implements Provider {
     const spec = handle.spec;
     const overrides = planThread(spec, {
       cwdAliases: await cwdAliases(spec.cwd),
+      readOnly: await repositoryGitDirs(spec.cwd),
       ...(this.#options.readDenied && { readDenied: this.#options.readDenied() }),
     });
     await this.#pushMcpConfig(handle.sessionId);
@@ -248,6 +250,7 @@ export class CodexProvider implements Provider {
     const codex = planSpawn(spec, {
       ...(this.#options.daemonMcpServers && { daemonMcpServers: this.#options.daemonMcpServers }),
       cwdAliases: await cwdAliases(spec.cwd),
+      readOnly: await repositoryGitDirs(spec.cwd),
       ...(this.#options.readDenied && { readDenied: this.#options.readDenied() }),
       ...(options.fieldsSet && { fieldsSet: options.fieldsSet }),
     });

@@ -161,6 +161,18 @@ describe("planSpawn", () => {
     expect(bypass.config.default_permissions).toBeUndefined();
   });
 
+  test("the cwd's git folders are read-only entries; a denied path stays denied", () => {
+    const thread = planThread(spec({}), {
+      readOnly: ["/repo/.git", "/shared"],
+      readDenied: ["/shared"],
+    });
+    expect(asFilesystem(thread.config.permissions)).toEqual({
+      [SANDBOX_GUARD_PATH]: "deny",
+      "/repo/.git": "read",
+      "/shared": "deny",
+    });
+  });
+
   test("thread/resume overrides carry the same pins as thread/start", () => {
     const input = spec({ env: { A: "1" }, sandbox: "read-only" });
     const resume = planThread(input, { cwdAliases: ["/real/wt"] });
@@ -246,3 +258,8 @@ describe("permission modes", () => {
     });
   });
 });
+
+/** The filesystem entries of codexd's permission profile in a thread's `config.permissions`. */
+function asFilesystem(permissions: unknown): unknown {
+  return (permissions as Record<string, { filesystem: unknown }>)[SANDBOX_PROFILE].filesystem;
+}
