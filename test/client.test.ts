@@ -241,6 +241,24 @@ describe("parseSse", () => {
     }
   });
 
+  test("a character split across chunks is decoded whole", async () => {
+    const bytes = new TextEncoder().encode(
+      `data: ${
+        JSON.stringify({ seq: 1, type: "text.delta", sessionId: "s", ts: "t", text: "é€😀" })
+      }\n\n`,
+    );
+    const at = bytes.indexOf(0xe2) + 1; // inside "€"
+    const stream = new ReadableStream<Uint8Array>({
+      start(controller) {
+        controller.enqueue(bytes.slice(0, at));
+        controller.enqueue(bytes.slice(at));
+        controller.close();
+      },
+    });
+    const [event] = await collect(parseSse(stream));
+    expect(event?.text).toBe("é€😀");
+  });
+
   test("a malformed event is a bad_response error", async () => {
     const error = await collect(parseSse(streamOf(['data: {"seq":0}\n\n']))).catch((e) => e);
     expect(error).toMatchObject({ code: "bad_response" });

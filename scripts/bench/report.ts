@@ -186,16 +186,19 @@ export function markdown(r: BenchResults): string {
       } deltas)`,
       "",
     );
-    out.push("| reader | delta events/s | deltas received |", "| --- | ---: | ---: |");
+    out.push("| reader | delta events/s | deltas received | CPU per run (median) |");
+    out.push("| --- | ---: | ---: | ---: |");
     out.push(
       `| daemon SSE client | ${fmt(th.daemon.eventsPerSecond, "", 0)} | ${
         th.daemon.deltasReceived.join(", ")
+      } | daemon ${fmt(th.daemon.cpuMsPerRun, " ms", 0)}, its SSE client ${
+        fmt(th.daemon.clientCpuMsPerRun ?? null, " ms", 0)
       } |`,
     );
     out.push(
       `| direct stdio client | ${fmt(th.direct.eventsPerSecond, "", 0)} | ${
         th.direct.deltasReceived.join(", ")
-      } |`,
+      } | client ${fmt(th.direct.cpuMsPerRun, " ms", 0)} |`,
     );
     out.push("", `daemon/direct = ${fmt(th.ratio, "", 3)}`, "");
   }

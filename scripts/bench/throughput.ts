@@ -35,6 +35,8 @@ export interface ThroughputRun {
    * when other work shares the machine, so it compares builds of the daemon on a noisy machine.
    */
   cpuMs?: number;
+  /** The daemon path only: CPU of its SSE client (the bench process) during the run, ms. */
+  clientCpuMs?: number;
 }
 
 interface PathFigures {
@@ -43,6 +45,8 @@ interface PathFigures {
   runs: ThroughputRun[];
   /** Median CPU per run of the path's own process (see ThroughputRun.cpuMs), ms. */
   cpuMsPerRun: number | null;
+  /** The daemon path: median CPU per run of its SSE client, ms. */
+  clientCpuMsPerRun?: number | null;
 }
 
 export interface ThroughputResult {
@@ -91,9 +95,13 @@ export async function throughput(
     if (b.status !== "completed") throw new Error(`direct stream turn ended ${b.status}`);
     directRuns.push(run(b.ms, b.deltas, ownCpuMs() - ownBefore));
     const daemonBefore = cpuMsOf(daemon.pid);
+    const clientBefore = ownCpuMs();
     const a = await session.runTurn(`${STREAM_MARKER} ${i}`);
     if (a.outcome !== "result") throw new Error(`daemon stream turn ended with ${a.outcome}`);
-    daemonRuns.push(run(a.ms, a.deltas, cpuMsOf(daemon.pid) - daemonBefore));
+    daemonRuns.push({
+      ...run(a.ms, a.deltas, cpuMsOf(daemon.pid) - daemonBefore),
+      clientCpuMs: round(ownCpuMs() - clientBefore, 0)!,
+    });
   }
   await session.close();
   const daemonRate = median(daemonRuns.map((r) => r.eventsPerSecond));
@@ -107,6 +115,7 @@ export async function throughput(
       deltasReceived: daemonRuns.map((r) => r.deltas),
       runs: daemonRuns,
       cpuMsPerRun: round(median(daemonRuns.map((r) => r.cpuMs ?? 0)), 0),
+      clientCpuMsPerRun: round(median(daemonRuns.map((r) => r.clientCpuMs ?? 0)), 0),
     },
     direct: {
       eventsPerSecond: round(directRate, 0),
