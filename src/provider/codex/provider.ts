@@ -4,6 +4,7 @@
  */
 import { realpath } from "node:fs/promises";
 import { repositoryGitDirs } from "./git-dirs.ts";
+import { refuseRepositoryGitPrograms } from "./repo-git-programs.ts";
 import { ProviderUnavailable, RpcError } from "../../errors.ts";
 import type { Logger } from "../../log.ts";
 import type { McpServer, Spec } from "../spec.ts";
@@ -247,6 +248,7 @@ export class CodexProvider implements Provider {
 
   /** Translates a spec for codex (`planSpawn`); the plan's spawn and resume run on this child. */
   async plan(spec: Spec, options: PlanOptions = {}): Promise<CodexSessionPlan> {
+    await refuseRepositoryGitPrograms(spec.cwd);
     const codex = planSpawn(spec, {
       ...(this.#options.daemonMcpServers && { daemonMcpServers: this.#options.daemonMcpServers }),
       cwdAliases: await cwdAliases(spec.cwd),

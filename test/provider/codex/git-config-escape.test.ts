@@ -15,13 +15,14 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { execFileSync } from "node:child_process";
 import { existsSync } from "node:fs";
-import { mkdir, mkdtemp, readFile, rm } from "node:fs/promises";
+import { mkdir, mkdtemp, readFile, rm, utimes, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { type ScriptedModel, startScriptedModel, step } from "../../support/scripted.ts";
 import { startCodexChild } from "../../../src/provider/codex/child.ts";
 import { CodexProvider } from "../../../src/provider/codex/provider.ts";
 import { Spec } from "../../../src/provider/spec.ts";
+import { InvalidInput } from "../../../src/errors.ts";
 import {
   asRecord,
   LineClient,
@@ -154,4 +155,62 @@ describe("a sandboxed command cannot get codex's own git to run a program", () =
     },
     60_000,
   );
+});
+
+describe("a repository whose own git config names a program", () => {
+  /** A repository whose `.git/config` defines a filter every file uses, its README racily clean. */
+  async function shippedFilter(marker: string): Promise<string> {
+    const repo = await makeTempWorktree();
+    cleanup.push(() => repo.remove());
+    execFileSync("git", ["config", "filter.shipped.process", `touch ${marker}`], {
+      cwd: repo.path,
+    });
+    await writeFile(path.join(repo.path, ".gitattributes"), "* filter=shipped\n");
+    // Same size, new mtime: git status reads the file through the filter.
+    await utimes(path.join(repo.path, "README.md"), new Date(), new Date(Date.now() + 5_000));
+    return repo.path;
+  }
+
+  test("positive control: a bare codex's own git runs it at the first turn", async () => {
+    const marker = path.join(outside, "shipped-bare-ran");
+    const cwd = await shippedFilter(marker);
+    await using codex = await startCodex({ model, modelArgs: { requestMaxRetries: 0 } });
+    const client = new LineClient(codex);
+    client.onServerRequest(() => ({ decision: "accept" }));
+    await client.initialize();
+    const opened = asRecord(
+      await client.request("thread/start", {
+        cwd,
+        approvalPolicy: "untrusted",
+        sandbox: "workspace-write",
+      }),
+    );
+    await client.runTurn(String(asRecord(opened.thread).id), "first turn");
+    expect(existsSync(marker)).toBe(true);
+  }, 60_000);
+
+  test("codexd's provider refuses the session before codex sees it", async () => {
+    const marker = path.join(outside, "shipped-codexd-ran");
+    const cwd = await shippedFilter(marker);
+    const home = await makeCodexHome();
+    cleanup.push(() => rm(home, { recursive: true, force: true, maxRetries: 3 }));
+    const child = await startCodexChild({
+      codexHome: home,
+      extraArgs: model.codexArgs({ requestMaxRetries: 0 }),
+      inheritedEnv: { PATH: process.env.PATH, LANG: "C.UTF-8", HOME: home },
+      searchFrom: [REPO_ROOT],
+    });
+    const provider = new CodexProvider({ child, approver: allowAll });
+    try {
+      const refused = provider.spawn(Spec.parse({ cwd, prompt: "first turn" }));
+      await expect(refused).rejects.toBeInstanceOf(InvalidInput);
+      await expect(refused).rejects.toThrow(
+        `Cannot start session: the repository at ${cwd} configures programs git runs ` +
+          `(filter.shipped.process = touch ${marker})`,
+      );
+    } finally {
+      await provider.shutdown();
+    }
+    expect(existsSync(marker)).toBe(false);
+  }, 60_000);
 });
