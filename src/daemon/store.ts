@@ -158,7 +158,8 @@ export class Store {
   readonly #commit: StatementSync;
   readonly #selectAfter: StatementSync;
   readonly #selectSession: StatementSync;
-  readonly #updates = new Map<string, StatementSync>();
+  /** Prepared once per SQL text: compiling a statement costs more than running most of these. */
+  readonly #statements = new Map<string, StatementSync>();
   #closed = false;
 
   private constructor(db: DatabaseSync, options: StoreOptions) {
@@ -225,6 +226,15 @@ export class Store {
     return fn();
   }
 
+  #prepared(sql: string): StatementSync {
+    let statement = this.#statements.get(sql);
+    if (!statement) {
+      statement = this.#db.prepare(sql);
+      this.#statements.set(sql, statement);
+    }
+    return statement;
+  }
+
   /** Commits the open transaction now, then runs what waited for it. Idempotent. */
   flush(): void {
     if (this.#commitSoon !== undefined) clearImmediate(this.#commitSoon);
@@ -257,7 +267,7 @@ export class Store {
 
   createSession(row: NewSession): void {
     this.#write(() =>
-      this.#db.prepare(
+      this.#prepared(
         `INSERT INTO sessions (id, thread_id, spec, policy, policy_version, status, created_at)
        VALUES (?, ?, ?, ?, ?, ?, ?)`,
       ).run(
@@ -279,11 +289,7 @@ export class Store {
     const sql = `UPDATE sessions SET ${
       keys.map((k) => `${COLUMNS[k][0]} = ?`).join(", ")
     } WHERE id = ?`;
-    let statement = this.#updates.get(sql);
-    if (!statement) {
-      statement = this.#db.prepare(sql);
-      this.#updates.set(sql, statement);
-    }
+    const statement = this.#prepared(sql);
     const values = keys.map((k) => COLUMNS[k][1](patch[k]) as string | number | null);
     this.#write(() => statement.run(...values, id));
   }
@@ -295,7 +301,7 @@ export class Store {
 
   /** Every session, newest first. */
   listSessions(): SessionRow[] {
-    return this.#db.prepare("SELECT * FROM sessions ORDER BY created_at DESC, id").all()
+    return this.#prepared("SELECT * FROM sessions ORDER BY created_at DESC, id").all()
       .map(toSessionRow);
   }
 
@@ -329,7 +335,7 @@ export class Store {
       ? "SELECT body FROM events WHERE session_id = ? AND type = ? ORDER BY seq"
       : `SELECT body FROM events WHERE session_id = ? AND type = ? AND type <> '${TEXT_DELTA}' ` +
         "ORDER BY seq";
-    return this.#db.prepare(sql).all(sessionId, type).map(toEvent);
+    return this.#prepared(sql).all(sessionId, type).map(toEvent);
   }
 
   /** Keeps the newest `keep` (at least 1) events of a session; returns how many were deleted. */
@@ -337,7 +343,7 @@ export class Store {
     const cutoff = this.lastSeq(sessionId) - Math.max(1, keep);
     if (cutoff <= 0) return 0;
     const result = this.#write(() =>
-      this.#db.prepare("DELETE FROM events WHERE session_id = ? AND seq <= ?").run(
+      this.#prepared("DELETE FROM events WHERE session_id = ? AND seq <= ?").run(
         sessionId,
         cutoff,
       )
@@ -351,10 +357,10 @@ export class Store {
    */
   recordSpend(row: SpendRow): void {
     this.#write(() => {
-      this.#db.prepare(
+      this.#prepared(
         "INSERT INTO token_spend (fleet, session_id, at, tokens) VALUES (?, ?, ?, ?)",
       ).run(row.fleet, row.sessionId, row.at, row.tokens);
-      this.#db.prepare(
+      this.#prepared(
         `INSERT INTO session_spend (session_id, tokens) VALUES (?, ?)
          ON CONFLICT (session_id) DO UPDATE SET tokens = tokens + excluded.tokens`,
       ).run(row.sessionId, row.tokens);
@@ -363,14 +369,14 @@ export class Store {
 
   /** The ledger's entries after `after` (ms), oldest first. */
   spendSince(after: number): Array<Omit<SpendRow, "sessionId">> {
-    return this.#db.prepare(
+    return this.#prepared(
       "SELECT fleet, at, tokens FROM token_spend WHERE at > ? ORDER BY at, rowid",
     ).all(after).map((row) => SpendRecord.parse(row));
   }
 
   /** Tokens a session spent over its whole life. */
   sessionSpend(sessionId: string): number {
-    const row = this.#db.prepare("SELECT tokens FROM session_spend WHERE session_id = ?")
+    const row = this.#prepared("SELECT tokens FROM session_spend WHERE session_id = ?")
       .get(sessionId);
     return row === undefined ? 0 : SessionSpendRecord.parse(row).tokens;
   }
@@ -379,7 +385,7 @@ export class Store {
   threadUsage(
     sessionId: string,
   ): { threadId: string; total: z.infer<typeof UsageRow> } | undefined {
-    const row = this.#db.prepare("SELECT thread_id, total FROM thread_usage WHERE session_id = ?")
+    const row = this.#prepared("SELECT thread_id, total FROM thread_usage WHERE session_id = ?")
       .get(sessionId);
     if (row === undefined) return undefined;
     const r = ThreadUsageRecord.parse(row);
@@ -391,7 +397,7 @@ export class Store {
 
   setThreadUsage(sessionId: string, threadId: string, total: z.infer<typeof UsageRow>): void {
     this.#write(() =>
-      this.#db.prepare(
+      this.#prepared(
         `INSERT INTO thread_usage (session_id, thread_id, total) VALUES (?, ?, ?)
          ON CONFLICT (session_id) DO UPDATE SET thread_id = excluded.thread_id, total = excluded.total`,
       ).run(sessionId, threadId, JSON.stringify(total))
@@ -401,7 +407,7 @@ export class Store {
   /** Drops ledger entries at or before `before` (ms): no window reaches back that far. */
   pruneSpend(before: number): number {
     const result = this.#write(() =>
-      this.#db.prepare("DELETE FROM token_spend WHERE at <= ?").run(before)
+      this.#prepared("DELETE FROM token_spend WHERE at <= ?").run(before)
     );
     return Number(result.changes);
   }
@@ -411,11 +417,11 @@ export class Store {
    * `interrupted` (resumable). Returns their ids.
    */
   markRunningAsInterrupted(): string[] {
-    const rows = this.#db.prepare(
+    const rows = this.#prepared(
       "SELECT id FROM sessions WHERE status IN ('running', 'idle')",
     ).all().map((row) => z.object({ id: z.string() }).parse(row).id);
     this.#write(() =>
-      this.#db.prepare(
+      this.#prepared(
         `UPDATE sessions SET status = 'interrupted', current_turn_id = NULL
          WHERE status IN ('running', 'idle')`,
       ).run()
