@@ -14,9 +14,10 @@
  * - `permissionConfig.defaultDecision`: no looser than the policy's default (the engine also
  *   only lets the spec narrow; see engine.ts);
  * - `cwd`: resolved (symlinks, `..`) to a real folder that is not `/`, a system folder, a home
- *   folder itself, the daemon's state dir, codex home or policies folder (nor inside or around
- *   them), no folder holding the daemon's config or token file, and inside the configured
- *   `worktreeRoots` when there are any.
+ *   folder itself or a hidden folder of the daemon user's home (`~/.config`, `~/.local/bin`), a
+ *   folder of the daemon's PATH (or one holding it), the daemon's state dir, codex home or
+ *   policies folder (nor inside or around them), no folder holding the daemon's config or token
+ *   file, and inside the configured `worktreeRoots` when there are any.
  *
  * The check is a function of its inputs and the file system (realpath); it returns every refusal,
  * each naming the spec field and a rule id, and the spec to use (cwd resolved).
@@ -46,6 +47,10 @@ export interface SpecGuardContext {
   worktreeRoots?: readonly string[];
   /** The daemon user's home folder (default: `os.homedir()`). */
   home?: string;
+  /** The agent account's home (`codex.user`): its commands' HOME, guarded as `home` is. */
+  agentHome?: string;
+  /** The folders of the daemon's PATH (default: `process.env.PATH`'s). */
+  pathDirs?: readonly string[];
 }
 
 export interface SpecRefusal {
@@ -337,10 +342,37 @@ function checkCwd(cwd: string, context: SpecGuardContext, refuse: Refuse): strin
     refuse("cwd", "cwd.system", `${shown} holds other folders than one worktree: use a subfolder`);
     return real;
   }
-  const home = realPathOf(context.home ?? homedir());
-  if (within(home, real) || HOME_PARENTS.includes(path.dirname(real))) {
+  const homes = [context.home ?? homedir(), ...(context.agentHome ? [context.agentHome] : [])]
+    .map(realPathOf);
+  if (
+    homes.some((home) => within(home, real)) || HOME_PARENTS.includes(path.dirname(real))
+  ) {
     refuse("cwd", "cwd.home", `${shown} is a home folder or contains one: use a subfolder`);
     return real;
+  }
+  // The session's cwd is writable to its commands: a home's hidden folders hold what programs
+  // run or obey for the home's user (~/.config/git/config, which codex's own git reads too;
+  // ~/.config/systemd/user, ~/.local/bin).
+  for (const home of homes) {
+    const hidden = path.relative(home, real).split(path.sep)[0];
+    if (within(real, home) && hidden?.startsWith(".")) {
+      refuse(
+        "cwd",
+        "cwd.home-hidden",
+        `${shown} is inside ${path.join(home, hidden)}, where programs keep their configuration`,
+      );
+      return real;
+    }
+  }
+  // ... and a program written into a folder of the daemon's PATH runs for whoever looks it up.
+  const pathDirs = context.pathDirs ?? (process.env.PATH ?? "").split(path.delimiter);
+  for (const dir of pathDirs) {
+    if (!path.isAbsolute(dir)) continue;
+    const onPath = realPathOf(dir);
+    if (within(onPath, real)) {
+      refuse("cwd", "cwd.path", `${shown} is or contains ${onPath}, a folder of the daemon's PATH`);
+      return real;
+    }
   }
   for (
     const [dir, rule, what] of [

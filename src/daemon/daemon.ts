@@ -255,6 +255,7 @@ async function assemble(
       daemonFiles: [config.configFile, config.server.tokenFile]
         .filter((f): f is string => f !== undefined),
       worktreeRoots: config.worktreeRoots,
+      ...(agentUser && { agentHome: agentUser.home }),
     },
     metrics,
     version: embeddedAssets.version ?? "0.1.0",

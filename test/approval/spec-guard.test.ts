@@ -424,13 +424,27 @@ describe("cwd", () => {
   const codexHome = join(tmp.dir, "codex-home");
   const home = join(tmp.dir, "home");
   const roots = join(tmp.dir, "roots");
-  for (const dir of [stateDir, join(stateDir, "x"), codexHome, home, roots, join(roots, "a")]) {
+  const agent = join(tmp.dir, "agent");
+  for (
+    const dir of [
+      stateDir,
+      join(stateDir, "x"),
+      codexHome,
+      home,
+      join(home, ".config", "git"),
+      join(home, "work"),
+      join(home, "bin"),
+      roots,
+      join(roots, "a", "bin"),
+      join(agent, ".config"),
+    ]
+  ) {
     mkdirSync(dir, { recursive: true });
   }
   symlinkSync("/etc", join(tmp.dir, "etc-link"));
   symlinkSync(WT, join(tmp.dir, "wt-link"));
   symlinkSync(WT, join(roots, "escape"));
-  const context: SpecGuardContext = { stateDir, codexHome, home };
+  const context: SpecGuardContext = { stateDir, codexHome, home, pathDirs: [] };
 
   const cases: Array<[string, string, string | undefined, SpecGuardContext?]> = [
     ["the root", "/", "cwd.root"],
@@ -446,6 +460,15 @@ describe("cwd", () => {
     ["dot-dots up to /etc", `${WT}/../../../../../../../etc`, "cwd.system"],
     ["the daemon user's home", home, "cwd.home"],
     ["a folder containing the home", tmp.dir, "cwd.home"],
+    ["a hidden folder of the home", join(home, ".config"), "cwd.home-hidden"],
+    ["inside one", join(home, ".config", "git"), "cwd.home-hidden"],
+    ["a plain subfolder of the home", join(home, "work"), undefined],
+    ["the agent account's home", agent, "cwd.home", { agentHome: agent }],
+    ["a hidden folder of it", join(agent, ".config"), "cwd.home-hidden", { agentHome: agent }],
+    ["without codex.user: an ordinary folder", join(agent, ".config"), undefined],
+    ["a folder of the PATH", join(home, "bin"), "cwd.path", { pathDirs: [join(home, "bin")] }],
+    ["a folder holding one", join(roots, "a"), "cwd.path", { pathDirs: [join(roots, "a", "bin")] }],
+    ["inside one (not on the PATH itself)", join(roots, "a"), undefined, { pathDirs: [roots] }],
     ["the state dir", stateDir, "cwd.state-dir"],
     ["inside the state dir", join(stateDir, "x"), "cwd.state-dir"],
     ["the codex home", codexHome, "cwd.codex-home"],
