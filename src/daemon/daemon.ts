@@ -37,6 +37,7 @@ import { envSecrets, scrubberFor } from "./redact.ts";
 import { SessionManager } from "./sessions.ts";
 import { Store } from "./store.ts";
 import { CodexPool, type RestartReport } from "../provider/codex/pool.ts";
+import { SessionTmp } from "../provider/codex/session-tmp.ts";
 import type { BackoffPolicy } from "../provider/codex/supervisor.ts";
 
 /** How long a graceful stop may take; then `stopped` resolves with 1 and main.ts exits anyway. */
@@ -159,7 +160,13 @@ async function assemble(
   // What new children start with; a rolling restart may reload it (bin, args, env).
   let codex = config.codex;
   const recycle = config.codex.recycle;
+  // Each session's own writable temp folder (/tmp is read-only to sandboxed commands).
+  const sessionTmp = new SessionTmp(
+    agentUser ? { owner: { uid: agentUser.uid, gid: agentUser.gid } } : {},
+  );
+  resources.defer(() => sessionTmp.close());
   const supervisor = createCodexPool({
+    sessionTmp,
     size: config.codex.pool,
     settings: () => codex,
     ...(agentUser && { user: agentUser }),

@@ -13,6 +13,7 @@ import { startCodexChild } from "./child.ts";
 import { CodexPool, type RecycleLimits } from "./pool.ts";
 import { CodexProvider } from "./provider.ts";
 import { readDeniedPaths } from "./read-denied.ts";
+import type { SessionTmp } from "./session-tmp.ts";
 import { existsSync } from "node:fs";
 import type { RetryInfo, RetryPolicy } from "./retry.ts";
 import type { BackoffPolicy } from "./supervisor.ts";
@@ -43,6 +44,8 @@ export interface CreateCodexPoolOptions {
   onRetry?: (info: RetryInfo) => void;
   /** Each child once it runs; `restart`: it is not one of the pool's first `size` children. */
   onChildStarted?: (child: { pid: number | undefined; restart: boolean }) => void;
+  /** Each session's own temp folder (session-tmp.ts), shared by every child of the pool. */
+  sessionTmp?: SessionTmp;
   /** Masks secrets in codex's stderr lines, which may quote its environment. */
   stderrRedactor?: (settings: CodexChildSettings) => ((line: string) => string) | undefined;
   logger: Logger;
@@ -98,6 +101,7 @@ export function createCodexPool(options: CreateCodexPoolOptions): CodexPool {
             daemonPaths: [...options.daemonPaths],
             exists: existsSync,
           }),
+        ...(options.sessionTmp && { sessionTmp: options.sessionTmp }),
         logger: logger.child({ codexPid: child.pid }),
       });
     },

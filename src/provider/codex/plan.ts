@@ -269,6 +269,47 @@ export function sandboxProfileConfig(
 }
 
 /**
+ * `params` (a thread/start or thread/resume) with the session's own temp folder `dir`: `/tmp` and
+ * codex's `$TMPDIR` read-only, `dir` writable and its commands' `TMPDIR` (session-tmp.ts says
+ * why). Only a `workspace-write` profile changes: `read-only` writes no temp folder anyway and
+ * full access has no profile. Measured on 0.169: the cwd stays writable under a read-only `/tmp`.
+ */
+export function withPrivateTmp<T extends { config?: { [key: string]: unknown } | null }>(
+  params: T,
+  dir: string,
+): T {
+  const config = params.config;
+  const permissions = config?.permissions as Record<string, ProfileConfig> | undefined;
+  const profile = permissions?.[SANDBOX_PROFILE];
+  if (!config || !profile || profile.extends !== PROFILE_BASE["workspace-write"]) return params;
+  const env = (config.shell_environment_policy ?? {}) as { set?: Record<string, string> };
+  return {
+    ...params,
+    config: {
+      ...config,
+      permissions: {
+        ...permissions,
+        [SANDBOX_PROFILE]: {
+          ...profile,
+          filesystem: {
+            ...profile.filesystem,
+            ":slash_tmp": "read",
+            ":tmpdir": "read",
+            [dir]: "write",
+          },
+        },
+      },
+      shell_environment_policy: { ...env, set: { ...env.set, TMPDIR: dir } },
+    },
+  };
+}
+
+interface ProfileConfig {
+  extends: string;
+  filesystem: Record<string, string>;
+}
+
+/**
  * The codex approval policy and sandbox for a permission mode, so the bridge sees every call.
  * Whether a fleet may use `bypassPermissions` is not decided here: the spec guard refuses it
  * under a policy without `allowBypass: true` (src/approval/spec-guard.ts), before any provider

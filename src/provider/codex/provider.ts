@@ -22,7 +22,8 @@ import type {
 } from "../types.ts";
 import { CodexHandle } from "./handle.ts";
 import { isQuiet, unhandledNotifications } from "./event-map.ts";
-import { mcpBatchWrite, planSpawn, planThread, type SpawnPlan } from "./plan.ts";
+import { mcpBatchWrite, planSpawn, planThread, type SpawnPlan, withPrivateTmp } from "./plan.ts";
+import type { SessionTmp } from "./session-tmp.ts";
 import type { CodexChild } from "./child.ts";
 import { RolloutCalls, type RolloutCallsOptions } from "./rollout-calls.ts";
 
@@ -47,6 +48,11 @@ export interface CodexProviderOptions {
   readDenied?: () => readonly string[];
   /** How resumed threads' rollouts are read (tests shorten the wait). */
   rollout?: RolloutCallsOptions;
+  /**
+   * Each session's own temp folder, the only one its workspace-write commands may write
+   * (session-tmp.ts). Without it they share `/tmp` with every other session.
+   */
+  sessionTmp?: SessionTmp;
   logger?: Logger;
   newSessionId?: () => string;
   now?: () => Date;
@@ -202,11 +208,14 @@ export class CodexProvider implements Provider {
   }> {
     this.#assertReady("move session");
     const spec = handle.spec;
-    const overrides = planThread(spec, {
-      cwdAliases: await cwdAliases(spec.cwd),
-      readOnly: await repositoryGitDirs(spec.cwd),
-      ...(this.#options.readDenied && { readDenied: this.#options.readDenied() }),
-    });
+    const overrides = await this.#privateTmp(
+      handle.sessionId,
+      planThread(spec, {
+        cwdAliases: await cwdAliases(spec.cwd),
+        readOnly: await repositoryGitDirs(spec.cwd),
+        ...(this.#options.readDenied && { readDenied: this.#options.readDenied() }),
+      }),
+    );
     await this.#pushMcpConfig(handle.sessionId);
     const { id: threadId, path } = await this.#resumeThread(handle.threadId, overrides);
     const rollout = await RolloutCalls.open(path, this.#options.rollout);
@@ -283,7 +292,7 @@ export class CodexProvider implements Provider {
     await this.#pushMcpConfig(sessionId);
     const started = await this.#child.rpc.request(
       "thread/start",
-      plan.threadStart,
+      await this.#privateTmp(sessionId, plan.threadStart),
       { ...(options.signal && { signal: options.signal }) },
     );
     const handle = this.#attach(sessionId, started.thread.id, spec, this.#freshRollout(started));
@@ -307,7 +316,7 @@ export class CodexProvider implements Provider {
     this.#assertReady("resume session");
     const live = this.#handles.get(sessionId);
     if (live) await live.stop();
-    const overrides = plan.threadStart;
+    const overrides = await this.#privateTmp(sessionId, plan.threadStart);
     await this.#pushMcpConfig(sessionId);
     let threadId = options.threadId;
     let prompt = spec.prompt;
@@ -408,7 +417,23 @@ export class CodexProvider implements Provider {
   #onHandleClosed(h: CodexHandle): void {
     this.#child.rpc.unsubscribe(h.threadId);
     if (this.#handles.get(h.sessionId) === h) this.#handles.delete(h.sessionId);
+    // A stopped session's temp files go with it (a resume makes the folder again, empty).
+    this.#options.sessionTmp?.remove(h.sessionId).catch((error: unknown) =>
+      this.#options.logger?.warn("could not remove a session's temp folder", {
+        sessionId: h.sessionId,
+        error,
+      })
+    );
     this.#notifyIfEmpty();
+  }
+
+  /** `params` with the session's own temp folder, when this provider gives sessions one. */
+  async #privateTmp<T extends { config?: { [key: string]: unknown } | null }>(
+    sessionId: string,
+    params: T,
+  ): Promise<T> {
+    const tmp = this.#options.sessionTmp;
+    return tmp ? withPrivateTmp(params, await tmp.ensure(sessionId)) : params;
   }
 
   #attach(sessionId: string, threadId: string, spec: Spec, rollout?: RolloutCalls): CodexHandle {

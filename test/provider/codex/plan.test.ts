@@ -17,6 +17,7 @@ import {
   sandboxProfileConfig,
   SPEC_FIELD_HANDLING,
   untrustedProjects,
+  withPrivateTmp,
 } from "../../../src/provider/codex/plan.ts";
 
 const cwd = tmpdir();
@@ -263,3 +264,33 @@ describe("permission modes", () => {
 function asFilesystem(permissions: unknown): unknown {
   return (permissions as Record<string, { filesystem: unknown }>)[SANDBOX_PROFILE].filesystem;
 }
+
+describe("withPrivateTmp (each session's own temp folder)", () => {
+  test("workspace-write: /tmp and codex's TMPDIR read-only, the folder writable and TMPDIR", () => {
+    const thread = planThread(spec({ env: { A: "1" } }), { readDenied: ["/secret"] });
+    const changed = withPrivateTmp(thread, "/tmp/codexd-tmp-1/ses_a");
+    expect(asFilesystem(changed.config.permissions)).toEqual({
+      ...asFilesystem(thread.config.permissions) as object,
+      ":slash_tmp": "read",
+      ":tmpdir": "read",
+      "/tmp/codexd-tmp-1/ses_a": "write",
+    });
+    expect(changed.config.shell_environment_policy).toMatchObject({
+      set: { SHLVL: "1", A: "1", TMPDIR: "/tmp/codexd-tmp-1/ses_a" },
+    });
+    // The plan itself is left as it was (it is reused for every start and resume).
+    expect(thread.config.shell_environment_policy).toMatchObject({ set: { SHLVL: "1", A: "1" } });
+    expect(asFilesystem(thread.config.permissions)).not.toHaveProperty([":slash_tmp"]);
+  });
+
+  test("read-only and full access are left alone", () => {
+    for (
+      const input of [{ sandbox: "read-only" as const }, {
+        permissionMode: "bypassPermissions" as const,
+      }]
+    ) {
+      const thread = planThread(spec(input));
+      expect(withPrivateTmp(thread, "/t")).toBe(thread);
+    }
+  });
+});
