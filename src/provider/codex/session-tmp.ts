@@ -30,6 +30,8 @@ export class SessionTmp implements AsyncDisposable {
   readonly root: string;
   readonly #owner: { uid: number; gid: number } | undefined;
   #rootMade: Promise<void> | undefined;
+  /** Removals under way: a session resumed at once must not have its new folder removed. */
+  readonly #removing = new Map<string, Promise<void>>();
 
   constructor(options: SessionTmpOptions = {}) {
     const name = `codexd-tmp-${process.pid}-${randomBytes(6).toString("hex")}`;
@@ -45,6 +47,7 @@ export class SessionTmp implements AsyncDisposable {
     // chmod after mkdir: the daemon's umask (077) would take the x bits off the agent account.
     this.#rootMade ??= mkdir(this.root, { recursive: true }).then(() => chmod(this.root, 0o711));
     await this.#rootMade;
+    await this.#removing.get(sessionId);
     const dir = path.join(this.root, sessionId);
     await mkdir(dir, { recursive: true, mode: 0o700 });
     if (this.#owner) await chown(dir, this.#owner.uid, this.#owner.gid);
@@ -52,9 +55,14 @@ export class SessionTmp implements AsyncDisposable {
   }
 
   /** Removes the session's folder and what its commands left there. */
-  async remove(sessionId: string): Promise<void> {
-    if (!SAFE_NAME.test(sessionId)) return;
-    await rm(path.join(this.root, sessionId), { recursive: true, force: true });
+  remove(sessionId: string): Promise<void> {
+    if (!SAFE_NAME.test(sessionId)) return Promise.resolve();
+    const removal = rm(path.join(this.root, sessionId), { recursive: true, force: true })
+      .finally(() => {
+        if (this.#removing.get(sessionId) === removal) this.#removing.delete(sessionId);
+      });
+    this.#removing.set(sessionId, removal);
+    return removal;
   }
 
   /** Removes every session's folder. Idempotent. */
