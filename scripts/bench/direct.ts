@@ -9,7 +9,8 @@ import { existsSync } from "node:fs";
 import { realpath } from "node:fs/promises";
 import { readDeniedPaths } from "../../src/provider/codex/read-denied.ts";
 import type { ModelEndpoint } from "../../src/devtools/scripted-model.ts";
-import { planSpawn } from "../../src/provider/codex/plan.ts";
+import { planSpawn, withPrivateTmp } from "../../src/provider/codex/plan.ts";
+import { SessionTmp } from "../../src/provider/codex/session-tmp.ts";
 import { Spec } from "../../src/provider/spec.ts";
 import { type CodexUnderTest, startCodex } from "../../test/support/codex-harness.ts";
 import { nowMs } from "./stats.ts";
@@ -97,6 +98,8 @@ export class DirectClient implements AsyncDisposable {
   readonly threads: DirectThreads;
   readonly #home: string | undefined;
   #nextId = 1;
+  readonly #tmp = new SessionTmp();
+  #nextTmp = 1;
   #pending = new Map<number | string, (message: Message) => void>();
   #listeners = new Set<(message: Message) => void>();
 
@@ -215,7 +218,7 @@ export class DirectClient implements AsyncDisposable {
       return { cwd, approvalPolicy: "untrusted", sandbox: "workspace-write" };
     }
     const real = await realpath(cwd);
-    return planSpawn(Spec.parse({ prompt: "bench", cwd }), {
+    const params = planSpawn(Spec.parse({ prompt: "bench", cwd }), {
       cwdAliases: real === cwd ? [] : [real],
       readDenied: readDeniedPaths({
         home: this.#home,
@@ -223,10 +226,13 @@ export class DirectClient implements AsyncDisposable {
         exists: existsSync,
       }),
     }).threadStart;
+    // As the daemon's provider does: a temp folder of the thread's own, /tmp read-only.
+    return withPrivateTmp(params, await this.#tmp.ensure(`thread-${this.#nextTmp++}`));
   }
 
-  close(): Promise<void> {
-    return this.codex.close();
+  async close(): Promise<void> {
+    await this.codex.close();
+    await this.#tmp.close();
   }
 
   [Symbol.asyncDispose](): Promise<void> {
