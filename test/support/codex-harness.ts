@@ -336,3 +336,26 @@ const AnyRecord = z.record(z.string(), z.unknown()).catch({});
 export function asRecord(value: unknown): Record<string, unknown> {
   return AnyRecord.parse(value);
 }
+
+/**
+ * One turn on a bare codex, as a positive control: `thread/start` with only the approval policy
+ * and sandbox codexd sent before its protections (no profile, no pinned config), every approval
+ * accepted. Resolves once the turn completed.
+ */
+export async function bareCodexTurn(
+  options: StartCodexOptions & { cwd: string; prompt: string },
+): Promise<void> {
+  const { cwd, prompt, ...start } = options;
+  await using codex = await startCodex(start);
+  const client = new LineClient(codex);
+  client.onServerRequest(() => ({ decision: "accept" }));
+  await client.initialize();
+  const opened = asRecord(
+    await client.request("thread/start", {
+      cwd,
+      approvalPolicy: "untrusted",
+      sandbox: "workspace-write",
+    }),
+  );
+  await client.runTurn(String(asRecord(opened.thread).id), prompt);
+}

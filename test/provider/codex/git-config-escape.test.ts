@@ -15,23 +15,20 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { execFileSync } from "node:child_process";
 import { existsSync } from "node:fs";
-import { mkdir, mkdtemp, readFile, rm, utimes, writeFile } from "node:fs/promises";
+import { mkdtemp, readFile, rm, utimes, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { type ScriptedModel, startScriptedModel, step } from "../../support/scripted.ts";
-import { startCodexChild } from "../../../src/provider/codex/child.ts";
-import { CodexProvider } from "../../../src/provider/codex/provider.ts";
 import { Spec } from "../../../src/provider/spec.ts";
 import { InvalidInput } from "../../../src/errors.ts";
 import {
   asRecord,
+  bareCodexTurn,
   LineClient,
-  makeCodexHome,
   makeTempWorktree,
-  REPO_ROOT,
   startCodex,
 } from "../../support/codex-harness.ts";
-import { allowAll, EventRecorder } from "../../support/provider-fixture.ts";
+import { EventRecorder, startTestProvider } from "../../support/provider-fixture.ts";
 
 /**
  * Turn 1's command: from the linked worktree's `.git` file to the shared config, a filter whose
@@ -123,32 +120,17 @@ describe("a sandboxed command cannot get codex's own git to run a program", () =
     "through codexd's provider the repository's git folders are read-only to commands",
     async () => {
       const { cwd, commonConfig } = await linkedWorktree();
-      const home = await makeCodexHome();
-      cleanup.push(() => rm(home, { recursive: true, force: true, maxRetries: 3 }));
-      await mkdir(path.join(home, "user-home"), { recursive: true });
-      const child = await startCodexChild({
-        codexHome: home,
-        extraArgs: model.codexArgs({ requestMaxRetries: 0 }),
-        inheritedEnv: {
-          PATH: process.env.PATH,
-          LANG: "C.UTF-8",
-          HOME: path.join(home, "user-home"),
-        },
-        searchFrom: [REPO_ROOT],
-      });
-      const provider = new CodexProvider({ child, approver: allowAll });
-      try {
-        const handle = await provider.spawn(Spec.parse({ cwd, prompt: "PLANT-CODEXD" }));
+      {
+        await using codex = await startTestProvider({ model });
+        const handle = await codex.provider.spawn(Spec.parse({ cwd, prompt: "PLANT-CODEXD" }));
         const events = new EventRecorder(handle);
         await events.waitFor((e) => e.type === "result", 30_000, "first result");
         const output = events.events.find((e) => e.type === "tool.result");
         expect(JSON.stringify(output)).toContain("Read-only file system");
         await handle.stop();
-        const next = await provider.spawn(Spec.parse({ cwd, prompt: "next session" }));
+        const next = await codex.provider.spawn(Spec.parse({ cwd, prompt: "next session" }));
         await new EventRecorder(next).waitFor((e) => e.type === "result", 30_000, "next result");
         await next.stop();
-      } finally {
-        await provider.shutdown();
       }
       expect(await readFile(commonConfig, "utf8")).not.toContain("plant");
       expect(existsSync(path.join(outside, "codexd-ran"))).toBe(false);
@@ -174,42 +156,21 @@ describe("a repository whose own git config names a program", () => {
   test("positive control: a bare codex's own git runs it at the first turn", async () => {
     const marker = path.join(outside, "shipped-bare-ran");
     const cwd = await shippedFilter(marker);
-    await using codex = await startCodex({ model, modelArgs: { requestMaxRetries: 0 } });
-    const client = new LineClient(codex);
-    client.onServerRequest(() => ({ decision: "accept" }));
-    await client.initialize();
-    const opened = asRecord(
-      await client.request("thread/start", {
-        cwd,
-        approvalPolicy: "untrusted",
-        sandbox: "workspace-write",
-      }),
-    );
-    await client.runTurn(String(asRecord(opened.thread).id), "first turn");
+    await bareCodexTurn({ model, modelArgs: { requestMaxRetries: 0 }, cwd, prompt: "first turn" });
     expect(existsSync(marker)).toBe(true);
   }, 60_000);
 
   test("codexd's provider refuses the session before codex sees it", async () => {
     const marker = path.join(outside, "shipped-codexd-ran");
     const cwd = await shippedFilter(marker);
-    const home = await makeCodexHome();
-    cleanup.push(() => rm(home, { recursive: true, force: true, maxRetries: 3 }));
-    const child = await startCodexChild({
-      codexHome: home,
-      extraArgs: model.codexArgs({ requestMaxRetries: 0 }),
-      inheritedEnv: { PATH: process.env.PATH, LANG: "C.UTF-8", HOME: home },
-      searchFrom: [REPO_ROOT],
-    });
-    const provider = new CodexProvider({ child, approver: allowAll });
-    try {
-      const refused = provider.spawn(Spec.parse({ cwd, prompt: "first turn" }));
+    {
+      await using codex = await startTestProvider({ model });
+      const refused = codex.provider.spawn(Spec.parse({ cwd, prompt: "first turn" }));
       await expect(refused).rejects.toBeInstanceOf(InvalidInput);
       await expect(refused).rejects.toThrow(
         `Cannot start session: the repository at ${cwd} configures programs git runs ` +
           `(filter.shipped.process = touch ${marker})`,
       );
-    } finally {
-      await provider.shutdown();
     }
     expect(existsSync(marker)).toBe(false);
   }, 60_000);

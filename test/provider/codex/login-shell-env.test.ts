@@ -12,19 +12,10 @@ import { existsSync } from "node:fs";
 import { mkdir, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { type ScriptedModel, startScriptedModel, step } from "../../support/scripted.ts";
-import { startCodexChild } from "../../../src/provider/codex/child.ts";
-import { CodexProvider } from "../../../src/provider/codex/provider.ts";
 import { readDeniedPaths } from "../../../src/provider/codex/read-denied.ts";
 import { Spec } from "../../../src/provider/spec.ts";
-import {
-  asRecord,
-  LineClient,
-  makeCodexHome,
-  makeTempWorktree,
-  REPO_ROOT,
-  startCodex,
-} from "../../support/codex-harness.ts";
-import { allowAll, EventRecorder } from "../../support/provider-fixture.ts";
+import { bareCodexTurn, makeCodexHome, makeTempWorktree } from "../../support/codex-harness.ts";
+import { EventRecorder, startTestProvider } from "../../support/provider-fixture.ts";
 
 /** What each start-up file exports: `LEAKED_<FILE>=from-<file>`. */
 const START_FILES = [".bashrc", ".profile", ".bash_profile"];
@@ -97,18 +88,13 @@ describe("the commands' home: shell start-up files and tokens (real codex)", () 
   test("positive control: on a bare codex the .bashrc export and the .npmrc token reach the command", async () => {
     const { codexHome } = await homeWithShellFiles();
     const cwd = await worktree();
-    await using codex = await startCodex({ model, modelArgs: { requestMaxRetries: 0 }, codexHome });
-    const client = new LineClient(codex);
-    client.onServerRequest(() => ({ decision: "accept" }));
-    await client.initialize();
-    const opened = asRecord(
-      await client.request("thread/start", {
-        cwd,
-        approvalPolicy: "untrusted",
-        sandbox: "workspace-write",
-      }),
-    );
-    await client.runTurn(String(asRecord(opened.thread).id), "RUNCMD");
+    await bareCodexTurn({
+      model,
+      modelArgs: { requestMaxRetries: 0 },
+      codexHome,
+      cwd,
+      prompt: "RUNCMD",
+    });
     const seen = await outputs(cwd);
     expect(seen).toContain(`${marker(".bashrc")}=from-.bashrc`);
     expect(seen).toContain(NPMRC_TOKEN);
@@ -117,29 +103,24 @@ describe("the commands' home: shell start-up files and tokens (real codex)", () 
   test("through codexd's provider none of them does, and commands print no denial noise", async () => {
     const { codexHome, userHome } = await homeWithShellFiles();
     const cwd = await worktree();
-    const child = await startCodexChild({
-      codexHome,
-      extraArgs: model.codexArgs({ requestMaxRetries: 0 }),
-      inheritedEnv: { PATH: process.env.PATH, LANG: "C.UTF-8", HOME: userHome, SHELL: "/bin/bash" },
-      searchFrom: [REPO_ROOT],
-    });
     // As create-pool.ts wires it: the list is made at each thread start.
-    const provider = new CodexProvider({
-      child,
-      approver: allowAll,
-      readDenied: () => readDeniedPaths({ home: userHome, codexHome, exists: existsSync }),
+    await using codex = await startTestProvider({
+      model,
+      codexHome,
+      provider: {
+        readDenied: () => readDeniedPaths({ home: userHome, codexHome, exists: existsSync }),
+      },
     });
+    const provider = codex.provider;
     let snapshotText: string;
     let toolOutput: unknown;
-    try {
+    {
       const handle = await provider.spawn(Spec.parse({ cwd, prompt: "RUNCMD" }));
       const events = new EventRecorder(handle);
       await events.waitFor((e) => e.type === "result", 30_000, "result");
       toolOutput = events.events.find((e) => e.type === "tool.result")?.output;
       snapshotText = await snapshots(codexHome);
       await handle.stop();
-    } finally {
-      await provider.shutdown();
     }
     const seen = await outputs(cwd);
     for (const file of START_FILES) {

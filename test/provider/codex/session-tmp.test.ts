@@ -9,12 +9,10 @@ import { existsSync } from "node:fs";
 import { readdir, rm, stat, symlink } from "node:fs/promises";
 import path from "node:path";
 import { type ScriptedModel, startScriptedModel, step } from "../../support/scripted.ts";
-import { startCodexChild } from "../../../src/provider/codex/child.ts";
-import { CodexProvider } from "../../../src/provider/codex/provider.ts";
 import { SessionTmp } from "../../../src/provider/codex/session-tmp.ts";
 import { Spec } from "../../../src/provider/spec.ts";
-import { makeCodexHome, makeTempWorktree, REPO_ROOT } from "../../support/codex-harness.ts";
-import { allowAll, EventRecorder } from "../../support/provider-fixture.ts";
+import { makeTempWorktree } from "../../support/codex-harness.ts";
+import { EventRecorder, startTestProvider } from "../../support/provider-fixture.ts";
 
 const OTHER = "/tmp/codexd-session-tmp-other";
 const ESCAPE = "/tmp/codexd-session-tmp-escape";
@@ -47,29 +45,16 @@ async function runSession(sessionTmp?: SessionTmp): Promise<string> {
   cleanup.push(() => rm(OTHER, { force: true }));
   const worktree = await makeTempWorktree();
   cleanup.push(() => worktree.remove());
-  const home = await makeCodexHome();
-  cleanup.push(() => rm(home, { recursive: true, force: true, maxRetries: 3 }));
-  const child = await startCodexChild({
-    codexHome: home,
-    extraArgs: model.codexArgs({ requestMaxRetries: 0 }),
-    inheritedEnv: { PATH: process.env.PATH, LANG: "C.UTF-8", HOME: home },
-    searchFrom: [REPO_ROOT],
+  await using codex = await startTestProvider({
+    model,
+    ...(sessionTmp && { provider: { sessionTmp } }),
   });
-  const provider = new CodexProvider({
-    child,
-    approver: allowAll,
-    ...(sessionTmp && { sessionTmp }),
-  });
-  try {
-    const handle = await provider.spawn(Spec.parse({ cwd: worktree.path, prompt: "RUNCMD" }));
-    const events = new EventRecorder(handle);
-    await events.waitFor((e) => e.type === "result", 30_000, "result");
-    const output = events.events.find((e) => e.type === "tool.result")?.output;
-    await handle.stop();
-    return String(output);
-  } finally {
-    await provider.shutdown();
-  }
+  const handle = await codex.provider.spawn(Spec.parse({ cwd: worktree.path, prompt: "RUNCMD" }));
+  const events = new EventRecorder(handle);
+  await events.waitFor((e) => e.type === "result", 30_000, "result");
+  const output = events.events.find((e) => e.type === "tool.result")?.output;
+  await handle.stop();
+  return String(output);
 }
 
 describe("each session's own temp folder (real codex)", () => {
