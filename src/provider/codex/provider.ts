@@ -22,7 +22,14 @@ import type {
 } from "../types.ts";
 import { CodexHandle } from "./handle.ts";
 import { isQuiet, unhandledNotifications } from "./event-map.ts";
-import { mcpBatchWrite, planSpawn, planThread, type SpawnPlan, withPrivateTmp } from "./plan.ts";
+import {
+  type CodexPlanOptions,
+  mcpBatchWrite,
+  planSpawn,
+  planThread,
+  type SpawnPlan,
+  withPrivateTmp,
+} from "./plan.ts";
 import type { SessionTmp } from "./session-tmp.ts";
 import type { CodexChild } from "./child.ts";
 import { RolloutCalls, type RolloutCallsOptions } from "./rollout-calls.ts";
@@ -210,11 +217,7 @@ export class CodexProvider implements Provider {
     const spec = handle.spec;
     const overrides = await this.#privateTmp(
       handle.sessionId,
-      planThread(spec, {
-        cwdAliases: await cwdAliases(spec.cwd),
-        readOnly: await repositoryGitDirs(spec.cwd),
-        ...(this.#options.readDenied && { readDenied: this.#options.readDenied() }),
-      }),
+      planThread(spec, await this.#sandboxOptions(spec)),
     );
     await this.#pushMcpConfig(handle.sessionId);
     const { id: threadId, path } = await this.#resumeThread(handle.threadId, overrides);
@@ -260,9 +263,7 @@ export class CodexProvider implements Provider {
     await refuseRepositoryGitPrograms(spec.cwd);
     const codex = planSpawn(spec, {
       ...(this.#options.daemonMcpServers && { daemonMcpServers: this.#options.daemonMcpServers }),
-      cwdAliases: await cwdAliases(spec.cwd),
-      readOnly: await repositoryGitDirs(spec.cwd),
-      ...(this.#options.readDenied && { readDenied: this.#options.readDenied() }),
+      ...await this.#sandboxOptions(spec),
       ...(options.fieldsSet && { fieldsSet: options.fieldsSet }),
     });
     return {
@@ -425,6 +426,20 @@ export class CodexProvider implements Provider {
       })
     );
     this.#notifyIfEmpty();
+  }
+
+  /**
+   * What a thread's sandbox needs from the file system, read at each start or move: the cwd's
+   * other spellings, its git folders (read-only), the paths no command may read.
+   */
+  async #sandboxOptions(
+    spec: Spec,
+  ): Promise<Pick<CodexPlanOptions, "cwdAliases" | "readOnly" | "readDenied">> {
+    return {
+      cwdAliases: await cwdAliases(spec.cwd),
+      readOnly: await repositoryGitDirs(spec.cwd),
+      ...(this.#options.readDenied && { readDenied: this.#options.readDenied() }),
+    };
   }
 
   /** `params` with the session's own temp folder, when this provider gives sessions one. */
