@@ -12,13 +12,7 @@ import { mkdir, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { type ScriptedModel, startScriptedModel } from "../../support/scripted.ts";
 import { Spec } from "../../../src/provider/spec.ts";
-import {
-  asRecord,
-  LineClient,
-  makeTempWorktree,
-  startCodex,
-  type TempWorktree,
-} from "../../support/codex-harness.ts";
+import { bareCodexTurn, makeTempWorktree, type TempWorktree } from "../../support/codex-harness.ts";
 import { EventRecorder, startTestProvider } from "../../support/provider-fixture.ts";
 
 const MARKERS = {
@@ -60,18 +54,12 @@ function markersSent(from: number): string[] {
 
 test("control: a bare codex shows the worktree's AGENTS.md and skills to the model", async () => {
   const from = model.requests.length;
-  await using codex = await startCodex({ model, modelArgs: { requestMaxRetries: 0 } });
-  const client = new LineClient(codex);
-  await client.initialize();
-  const opened = asRecord(
-    await client.request("thread/start", {
-      cwd: worktree.path,
-      approvalPolicy: "untrusted",
-      sandbox: "workspace-write",
-    }),
-  );
-  const threadId = String(asRecord(opened.thread).id);
-  await client.runTurn(threadId, "hello");
+  await bareCodexTurn({
+    model,
+    modelArgs: { requestMaxRetries: 0 },
+    cwd: worktree.path,
+    prompt: "hello",
+  });
   expect(markersSent(from).sort()).toEqual(Object.values(MARKERS).sort());
 });
 
