@@ -30,14 +30,24 @@ function signalListeners(): Record<string, number> {
   return Object.fromEntries(DAEMON_SIGNALS.map((s) => [s, process.listenerCount(s)]));
 }
 
-/** Processes of this user whose environment names `codexHome` as CODEX_HOME. */
-function codexChildrenOf(codexHome: string): number[] {
-  const found: number[] = [];
+/**
+ * Processes of this user whose environment names `codexHome` as CODEX_HOME, as "pid ppid
+ * command". codex's own short-lived helpers inherit it too (at start-up it runs `lsb_release -a`
+ * and `git ls-remote` for its plugin sync), so the children are those whose parent is this
+ * process: the daemon runs in it.
+ */
+function processesWithHome(codexHome: string): { pid: number; ppid: number; command: string }[] {
+  const found: { pid: number; ppid: number; command: string }[] = [];
   for (const entry of readdirSync("/proc")) {
     if (!/^\d+$/.test(entry)) continue;
     try {
       const env = readFileSync(`/proc/${entry}/environ`, "utf8").split("\0");
-      if (env.includes(`CODEX_HOME=${codexHome}`)) found.push(Number(entry));
+      if (!env.includes(`CODEX_HOME=${codexHome}`)) continue;
+      const stat = readFileSync(`/proc/${entry}/stat`, "utf8");
+      // "pid (comm) state ppid ...": comm may hold spaces and parentheses.
+      const ppid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
+      const command = readFileSync(`/proc/${entry}/cmdline`, "utf8").replaceAll("\0", " ").trim();
+      found.push({ pid: Number(entry), ppid, command });
     } catch {
       // gone, or not ours
     }
@@ -87,11 +97,13 @@ test("a start that fails at listening closes the codex children and the ledger i
     expect(failed).toBeInstanceOf(Error);
     expect(signalListeners()).toEqual(before);
     expect(existsSync(path.join(stateDir, "daemon.pid"))).toBe(false);
-    expect(codexChildrenOf(config.codex.home)).toEqual([]);
+    // Not one process of that codex home is left: children, nor anything they started.
+    expect(processesWithHome(config.codex.home)).toEqual([]);
     // Nothing of the failed start is in the way: the same state dir starts on a free port.
     config.server.port = 0;
     await using again = await startDaemon(config, { analyzer: fakeAnalyzer, logger });
-    expect(codexChildrenOf(config.codex.home)).toHaveLength(config.codex.pool);
+    const children = processesWithHome(config.codex.home).filter((p) => p.ppid === process.pid);
+    expect(children).toHaveLength(config.codex.pool);
     expect(again.url).toStartWith("http://127.0.0.1:");
   } finally {
     busy.close();
