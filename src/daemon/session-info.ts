@@ -72,6 +72,8 @@ export function statusAfterError(code: string): SessionStatus | undefined {
       return "stopped";
     case "budget_exceeded":
       return "budget_exceeded";
+    case "unsafe_repository":
+      return "failed";
     default:
       return undefined;
   }

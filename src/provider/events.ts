@@ -20,7 +20,9 @@ export type ErrorCode =
   | "timeout"
   | "daemon_shutdown"
   | "start_failed"
-  | "budget_exceeded";
+  | "budget_exceeded"
+  /** The repository's git config changed so that codex's own git would run a program. */
+  | "unsafe_repository";
 
 /** Which token budget a `budget_warning` or `budget_exceeded` is about (src/daemon/budgets.ts). */
 export interface BudgetReport {

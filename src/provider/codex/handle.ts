@@ -651,6 +651,19 @@ export class CodexHandle implements Handle {
 
   /** The child died: the running turn (or the idle session) gets `app_server_crashed`. */
   crashed(reason: string): void {
+    this.#end("app_server_crashed", `codex app-server exited: ${reason}`);
+  }
+
+  /**
+   * The session cannot go on where codex would run git in a repository whose config changed
+   * under it (repo-git-programs.ts): it ends with `unsafe_repository` instead of moving.
+   */
+  unsafeRepository(message: string): void {
+    this.#end("unsafe_repository", message);
+  }
+
+  /** Ends the session from outside codex: the running turn (or the idle session) gets `code`. */
+  #end(code: "app_server_crashed" | "unsafe_repository", message: string): void {
     if (this.#closing) {
       this.#close(); // a stop was under way; its requests can no longer be answered
       return;
@@ -658,10 +671,9 @@ export class CodexHandle implements Handle {
     this.#closing = true;
     this.#queue.length = 0;
     const turn = this.#active;
-    const message = `codex app-server exited: ${reason}`;
     if (turn && !turn.finished) {
-      this.#finish(turn, { type: "error", code: "app_server_crashed", message });
-    } else this.emit({ type: "error", code: "app_server_crashed", message });
+      this.#finish(turn, { type: "error", code, message });
+    } else this.emit({ type: "error", code, message });
     this.#close();
   }
 

@@ -20,7 +20,7 @@
  *   on the new; turns sent meanwhile wait in the session's queue), and stops the old child once
  *   it has none left. A running turn is never cut short.
  */
-import { errorMessage, ProviderUnavailable } from "../../errors.ts";
+import { errorMessage, InvalidInput, ProviderUnavailable } from "../../errors.ts";
 import type { Logger } from "../../log.ts";
 import type { CodexHandle } from "./handle.ts";
 import type { SpawnPlan } from "./plan.ts";
@@ -432,6 +432,11 @@ export class CodexPool implements Provider {
           to = this.#leastLoaded();
           return await to.adopt(handle);
         } catch (error) {
+          if (error instanceof InvalidInput) {
+            // Its repository now configures a program codex's git would run on any child.
+            handle.unsafeRepository(error.message);
+            throw error;
+          }
           this.#o.logger?.warn("could not move a session; it stays on its child", {
             sessionId: handle.sessionId,
             error: errorMessage(error),

@@ -215,6 +215,8 @@ export class CodexProvider implements Provider {
   }> {
     this.#assertReady("move session");
     const spec = handle.spec;
+    // codex's thread/resume runs git in the cwd, outside the sandbox, as a start does.
+    await refuseRepositoryGitPrograms(spec.cwd, "move session");
     const overrides = await this.#privateTmp(
       handle.sessionId,
       planThread(spec, await this.#sandboxOptions(spec)),

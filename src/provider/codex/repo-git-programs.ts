@@ -10,8 +10,15 @@
  * `worktree`, and what they include) are judged: the system and global config are the operator's.
  *
  * The keys are every family whose value git runs (git-config(1)), whether or not codex's commands
- * reach it today, so that a codex running another git command fails closed. Reading the config
- * runs nothing.
+ * reach it today, so that a codex running another git command fails closed; and `include.path` /
+ * `includeIf.<condition>.path`, which make git read config from a file outside the git folder,
+ * one a sandboxed command may write after this check (the worktree is writable). Reading the
+ * config runs nothing.
+ *
+ * The check runs whenever codex is about to run git for a session: at its start, at a resume, and
+ * before a move to another child (codex's `thread/resume` runs `git status` too): a repository
+ * whose config changed since (a session whose cwd holds another's repository can write its
+ * `.git`) is refused then.
  */
 import { execFile } from "node:child_process";
 import process from "node:process";
@@ -40,6 +47,11 @@ const RUNS_PROGRAM: readonly RegExp[] = [
   /^sendemail\./,
 ];
 
+/** Config keys that make git read config from another file (whose content may change later). */
+const INCLUDES_FILE: readonly RegExp[] = [/^include\.path$/, /^includeif\.[^\n]+\.path$/];
+
+const JUDGED: readonly RegExp[] = [...RUNS_PROGRAM, ...INCLUDES_FILE];
+
 /** `git lfs install --local`: the one filter repositories commonly carry, a known program. */
 const GIT_LFS: Readonly<Record<string, string>> = Object.freeze({
   "filter.lfs.clean": "git-lfs clean -- %f",
@@ -47,7 +59,7 @@ const GIT_LFS: Readonly<Record<string, string>> = Object.freeze({
   "filter.lfs.process": "git-lfs filter-process",
 });
 
-/** The repository config entries that name a program, as `key = value` lines. */
+/** The repository config entries that name a program or include a file, as `key = value` lines. */
 export function programEntries(listing: string): string[] {
   const fields = listing.split("\0");
   const found: string[] = [];
@@ -58,16 +70,21 @@ export function programEntries(listing: string): string[] {
     const value = newline < 0 ? "" : fields[i + 1].slice(newline + 1);
     if (scope !== "local" && scope !== "worktree") continue;
     if (GIT_LFS[key] === value) continue;
-    if (RUNS_PROGRAM.some((pattern) => pattern.test(key))) found.push(`${key} = ${value}`);
+    if (JUDGED.some((pattern) => pattern.test(key))) found.push(`${key} = ${value}`);
   }
   return found;
 }
 
 /**
- * @throws InvalidInput naming `cwd` (a 400) when the cwd's repository config names a program, or
- * cannot be read: `Cannot start session: the repository at /x configures a program git runs ...`.
+ * @param action what is refused, for the message (`start session`, `move session`).
+ * @throws InvalidInput naming `cwd` (a 400) when the cwd's repository config names a program or
+ * includes a file, or cannot be read: `Cannot start session: the repository at /x configures
+ * programs git runs ...`.
  */
-export async function refuseRepositoryGitPrograms(cwd: string): Promise<void> {
+export async function refuseRepositoryGitPrograms(
+  cwd: string,
+  action = "start session",
+): Promise<void> {
   let listing: string;
   try {
     ({ stdout: listing } = await run(
@@ -84,7 +101,7 @@ export async function refuseRepositoryGitPrograms(cwd: string): Promise<void> {
     // No git: codex runs none either.
     if ((error as { code?: unknown }).code === "ENOENT") return;
     throw new InvalidInput(
-      `Cannot start session: the git config of the repository at ${cwd} cannot be read`,
+      `Cannot ${action}: the git config of the repository at ${cwd} cannot be read`,
       "cwd",
       { cause: error },
     );
@@ -92,8 +109,8 @@ export async function refuseRepositoryGitPrograms(cwd: string): Promise<void> {
   const entries = programEntries(listing);
   if (entries.length === 0) return;
   throw new InvalidInput(
-    `Cannot start session: the repository at ${cwd} configures programs git runs ` +
-      `(${entries.join("; ")}), and codex runs git there outside the sandbox`,
+    `Cannot ${action}: the repository at ${cwd} configures programs git runs or files it ` +
+      `reads config from (${entries.join("; ")}), and codex runs git there outside the sandbox`,
     "cwd",
   );
 }

@@ -168,8 +168,8 @@ describe("a repository whose own git config names a program", () => {
       const refused = codex.provider.spawn(Spec.parse({ cwd, prompt: "first turn" }));
       await expect(refused).rejects.toBeInstanceOf(InvalidInput);
       await expect(refused).rejects.toThrow(
-        `Cannot start session: the repository at ${cwd} configures programs git runs ` +
-          `(filter.shipped.process = touch ${marker})`,
+        `Cannot start session: the repository at ${cwd} configures programs git runs or files ` +
+          `it reads config from (filter.shipped.process = touch ${marker})`,
       );
     }
     expect(existsSync(marker)).toBe(false);

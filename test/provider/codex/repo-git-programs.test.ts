@@ -22,8 +22,11 @@ describe("programEntries", () => {
       ["local", "alias.st", "!x"],
       ["local", "remote.origin.uploadpack", "x"],
       ["local", "url.ext::sh -c x.insteadof", "https://h.example/"],
+      // Config read from a file the worktree's commands may write later.
+      ["local", "include.path", "../team.gitconfig"],
+      ["worktree", "includeif.gitdir:/w/.path", "/w/x.gitconfig"],
     ]));
-    expect(found).toHaveLength(13);
+    expect(found).toHaveLength(15);
     expect(found[0]).toBe("filter.evil.process = touch /tmp/x");
   });
 
