@@ -173,6 +173,7 @@ async function assemble(
     approver: bridge,
     daemonMcpServers: config.mcpServers,
     daemonPaths: [config.stateDir, token.path],
+    worktreeRoots: config.worktreeRoots,
     recycle: {
       maxRssBytes: recycle.maxRssMiB * 1024 * 1024,
       maxStoppedThreads: recycle.maxStoppedThreads,

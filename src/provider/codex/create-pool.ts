@@ -37,6 +37,8 @@ export interface CreateCodexPoolOptions {
   daemonMcpServers?: Record<string, McpServer>;
   /** codexd's own files and folders (state dir, token): no sandboxed command may read them. */
   daemonPaths: readonly string[];
+  /** The config's `worktreeRoots`: a session's commands read none of them but its own cwd. */
+  worktreeRoots?: readonly string[];
   recycle?: RecycleLimits;
   backoff?: BackoffPolicy;
   readRss?: (pid: number) => number | undefined;
@@ -102,6 +104,7 @@ export function createCodexPool(options: CreateCodexPoolOptions): CodexPool {
             exists: existsSync,
           }),
         ...(options.sessionTmp && { sessionTmp: options.sessionTmp }),
+        ...(options.worktreeRoots && { worktreeRoots: options.worktreeRoots }),
         logger: logger.child({ codexPid: child.pid }),
       });
     },

@@ -270,8 +270,8 @@ export function sandboxProfileConfig(
 
 /**
  * `params` (a thread/start or thread/resume) with the session's own temp folder `dir`: `/tmp` and
- * codex's `$TMPDIR` read-only, `dir` writable and its commands' `TMPDIR` (session-tmp.ts says
- * why). Only a `workspace-write` profile changes: `read-only` writes no temp folder anyway and
+ * codex's `$TMPDIR` read-only, the folder holding every session's temp folder (`dir`'s parent)
+ * unreadable, `dir` writable and its commands' `TMPDIR` (session-tmp.ts says why). Only a `workspace-write` profile changes: `read-only` writes no temp folder anyway and
  * full access has no profile. Measured on 0.169: the cwd stays writable under a read-only `/tmp`.
  */
 export function withPrivateTmp<T extends { config?: { [key: string]: unknown } | null }>(
@@ -295,6 +295,7 @@ export function withPrivateTmp<T extends { config?: { [key: string]: unknown } |
             ...profile.filesystem,
             ":slash_tmp": "read",
             ":tmpdir": "read",
+            [path.dirname(dir)]: "deny",
             [dir]: "write",
           },
         },

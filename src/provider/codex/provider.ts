@@ -4,6 +4,7 @@
  */
 import { realpath } from "node:fs/promises";
 import { repositoryGitDirs } from "./git-dirs.ts";
+import { worktreeRootsHiddenFrom } from "./worktree-roots.ts";
 import { refuseRepositoryGitPrograms } from "./repo-git-programs.ts";
 import { ProviderUnavailable, RpcError } from "../../errors.ts";
 import type { Logger } from "../../log.ts";
@@ -53,6 +54,11 @@ export interface CodexProviderOptions {
   daemonMcpServers?: Record<string, McpServer>;
   /** Absolute paths no sandboxed command may read (read-denied.ts), for every thread. */
   readDenied?: () => readonly string[];
+  /**
+   * The configured `worktreeRoots`: apart from its own cwd, a session's commands read nothing
+   * under them (worktree-roots.ts).
+   */
+  worktreeRoots?: readonly string[];
   /** How resumed threads' rollouts are read (tests shorten the wait). */
   rollout?: RolloutCallsOptions;
   /**
@@ -432,15 +438,17 @@ export class CodexProvider implements Provider {
 
   /**
    * What a thread's sandbox needs from the file system, read at each start or move: the cwd's
-   * other spellings, its git folders (read-only), the paths no command may read.
+   * other spellings, its git folders (read-only), the paths no command may read (credentials,
+   * codexd's files, the worktree roots around the cwd).
    */
   async #sandboxOptions(
     spec: Spec,
   ): Promise<Pick<CodexPlanOptions, "cwdAliases" | "readOnly" | "readDenied">> {
+    const hidden = await worktreeRootsHiddenFrom(spec.cwd, this.#options.worktreeRoots ?? []);
     return {
       cwdAliases: await cwdAliases(spec.cwd),
       readOnly: await repositoryGitDirs(spec.cwd),
-      ...(this.#options.readDenied && { readDenied: this.#options.readDenied() }),
+      readDenied: [...this.#options.readDenied?.() ?? [], ...hidden],
     };
   }
 

@@ -266,13 +266,14 @@ function asFilesystem(permissions: unknown): unknown {
 }
 
 describe("withPrivateTmp (each session's own temp folder)", () => {
-  test("workspace-write: /tmp and codex's TMPDIR read-only, the folder writable and TMPDIR", () => {
+  test("workspace-write: /tmp and codex's TMPDIR read-only, the others' unreadable, the folder writable and TMPDIR", () => {
     const thread = planThread(spec({ env: { A: "1" } }), { readDenied: ["/secret"] });
     const changed = withPrivateTmp(thread, "/tmp/codexd-tmp-1/ses_a");
     expect(asFilesystem(changed.config.permissions)).toEqual({
       ...asFilesystem(thread.config.permissions) as object,
       ":slash_tmp": "read",
       ":tmpdir": "read",
+      "/tmp/codexd-tmp-1": "deny", // every session's temp folder but its own
       "/tmp/codexd-tmp-1/ses_a": "write",
     });
     expect(changed.config.shell_environment_policy).toMatchObject({
