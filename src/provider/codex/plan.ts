@@ -70,6 +70,8 @@ export interface CodexPlanOptions extends PlanOptions {
   readDenied?: readonly string[];
   /** Absolute paths the sandbox keeps read-only for every command: the cwd's git folders (git-dirs.ts). */
   readOnly?: readonly string[];
+  /** The folder MCP servers start in (session-tmp.ts `mcpCwd`); `/` when not given. */
+  mcpCwd?: string;
 }
 
 /**
@@ -344,7 +346,7 @@ export function planThread(spec: Spec, options: CodexPlanOptions = {}): ThreadSt
     Object.assign(config, sandboxProfileConfig(sandbox, options.readDenied, options.readOnly));
   }
   for (const [name, server] of Object.entries(spec.mcpServers ?? {})) {
-    config[`mcp_servers.${name}`] = mcpServerConfig(server);
+    config[`mcp_servers.${name}`] = mcpServerConfig(server, options.mcpCwd);
   }
   return {
     cwd: spec.cwd,
@@ -374,7 +376,7 @@ export function planSpawn(spec: Spec, options: CodexPlanOptions = {}): SpawnPlan
     threadStart: planThread(spec, options),
     firstTurn: planTurn(spec, spec.prompt),
     ...(Object.keys(daemonServers).length > 0 && {
-      mcpConfigEdit: mcpBatchWrite(daemonServers),
+      mcpConfigEdit: mcpBatchWrite(daemonServers, options.mcpCwd),
     }),
     ignoredFields: ignoredFields(spec, options.fieldsSet),
   };
@@ -401,9 +403,12 @@ function ignoredFields(spec: Spec, fieldsSet: readonly string[] | undefined): Ig
 }
 
 /** `config/batchWrite` params replacing codex's `mcp_servers` table (keyPath is the TOML name). */
-export function mcpBatchWrite(servers: Record<string, McpServer>): ConfigBatchWriteParams {
+export function mcpBatchWrite(
+  servers: Record<string, McpServer>,
+  cwd?: string,
+): ConfigBatchWriteParams {
   const value = Object.fromEntries(
-    Object.entries(servers).map(([name, server]) => [name, mcpServerConfig(server)]),
+    Object.entries(servers).map(([name, server]) => [name, mcpServerConfig(server, cwd)]),
   );
   return {
     edits: [{ keyPath: "mcp_servers", value, mergeStrategy: "replace" }],
@@ -411,10 +416,18 @@ export function mcpBatchWrite(servers: Record<string, McpServer>): ConfigBatchWr
   };
 }
 
-function mcpServerConfig(server: McpServer): Record<string, unknown> {
+/**
+ * An MCP server as codex's config names it. codex starts it outside the sandbox, by default in the
+ * thread's cwd: the repository's (or an earlier command's) `probe.py` beside `python -m probe`,
+ * `node_modules/.bin/x` beside `npx x`, a `bunfig.toml` preload or `.cargo/config.toml` runner
+ * would run unsandboxed (test/provider/codex/mcp-cwd.test.ts). So every server starts in `cwd`,
+ * a folder no session writes; a server that needs the worktree gets its path as an argument.
+ */
+function mcpServerConfig(server: McpServer, cwd = "/"): Record<string, unknown> {
   return {
     command: server.command,
     args: server.args,
+    cwd,
     ...(Object.keys(server.env).length > 0 && { env: server.env }),
   };
 }

@@ -439,16 +439,19 @@ export class CodexProvider implements Provider {
   /**
    * What a thread's sandbox needs from the file system, read at each start or move: the cwd's
    * other spellings, its git folders (read-only), the paths no command may read (credentials,
-   * codexd's files, the worktree roots around the cwd).
+   * codexd's files, the worktree roots around the cwd), the folder MCP servers start in.
    */
   async #sandboxOptions(
     spec: Spec,
-  ): Promise<Pick<CodexPlanOptions, "cwdAliases" | "readOnly" | "readDenied">> {
+  ): Promise<Pick<CodexPlanOptions, "cwdAliases" | "readOnly" | "readDenied" | "mcpCwd">> {
     const hidden = await worktreeRootsHiddenFrom(spec.cwd, this.#options.worktreeRoots ?? []);
+    const hasServers = Object.keys(spec.mcpServers ?? {}).length > 0;
+    const mcpCwd = hasServers ? await this.#options.sessionTmp?.mcpCwd() : undefined;
     return {
       cwdAliases: await cwdAliases(spec.cwd),
       readOnly: await repositoryGitDirs(spec.cwd),
       readDenied: [...this.#options.readDenied?.() ?? [], ...hidden],
+      ...(mcpCwd !== undefined && { mcpCwd }),
     };
   }
 
@@ -499,18 +502,20 @@ export class CodexProvider implements Provider {
   #pushMcpConfig(sessionId: string): Promise<void> {
     const servers = this.#options.daemonMcpServers;
     if (!servers || Object.keys(servers).length === 0) return Promise.resolve();
-    this.#mcpPushed ??= this.#child.rpc.request("config/batchWrite", mcpBatchWrite(servers)).then(
-      () => undefined,
-      (error: unknown) => {
-        if (error instanceof RpcError && error.code === -32601) {
-          this.#options.logger?.warn("codex does not support config/batchWrite", { sessionId });
-          return;
-        }
-        this.#mcpPushed = undefined; // try again with the next session
-        throw error;
-      },
-    );
+    this.#mcpPushed ??= this.#writeMcpConfig(servers).catch((error: unknown) => {
+      if (error instanceof RpcError && error.code === -32601) {
+        this.#options.logger?.warn("codex does not support config/batchWrite", { sessionId });
+        return;
+      }
+      this.#mcpPushed = undefined; // try again with the next session
+      throw error;
+    });
     return this.#mcpPushed;
+  }
+
+  async #writeMcpConfig(servers: Record<string, McpServer>): Promise<void> {
+    const edit = mcpBatchWrite(servers, await this.#options.sessionTmp?.mcpCwd());
+    await this.#child.rpc.request("config/batchWrite", edit);
   }
 
   async #onServerRequest(

@@ -10,7 +10,8 @@
  *
  * Layout: `<os.tmpdir()>/codexd-tmp-<pid>-<random>/` (0711: the agent account may pass, not list),
  * one `<sessionId>/` in it per session (0700, the agent account's). A session's folder is removed
- * when its session stops, the whole root when the daemon does.
+ * when its session stops, the whole root when the daemon does. Beside them `.mcp-cwd/` (0755, the
+ * daemon's, empty): the folder MCP servers start in (`mcpCwd`).
  */
 import { randomBytes } from "node:crypto";
 import { chmod, chown, mkdir, rm } from "node:fs/promises";
@@ -30,6 +31,7 @@ export class SessionTmp implements AsyncDisposable {
   readonly root: string;
   readonly #owner: { uid: number; gid: number } | undefined;
   #rootMade: Promise<void> | undefined;
+  #mcpCwdMade: Promise<string> | undefined;
   /** Removals under way: a session resumed at once must not have its new folder removed. */
   readonly #removing = new Map<string, Promise<void>>();
 
@@ -44,14 +46,35 @@ export class SessionTmp implements AsyncDisposable {
     if (!SAFE_NAME.test(sessionId)) {
       throw new Error(`Cannot make a temp folder for session ${JSON.stringify(sessionId)}`);
     }
-    // chmod after mkdir: the daemon's umask (077) would take the x bits off the agent account.
-    this.#rootMade ??= mkdir(this.root, { recursive: true }).then(() => chmod(this.root, 0o711));
-    await this.#rootMade;
+    await this.#makeRoot();
     await this.#removing.get(sessionId);
     const dir = path.join(this.root, sessionId);
     await mkdir(dir, { recursive: true, mode: 0o700 });
     if (this.#owner) await chown(dir, this.#owner.uid, this.#owner.gid);
     return dir;
+  }
+
+  /**
+   * An empty folder no session's commands can write (nor see: the root is denied to them), for
+   * codex to start MCP servers in. codex starts them outside the sandbox in the thread's cwd by
+   * default, where the repository decides what `python -m x` or `npx x` runs (plan.ts
+   * `mcpServerConfig`). Its name is no session id (ids have no dot).
+   */
+  mcpCwd(): Promise<string> {
+    this.#mcpCwdMade ??= (async () => {
+      await this.#makeRoot();
+      const dir = path.join(this.root, ".mcp-cwd");
+      await mkdir(dir, { recursive: true });
+      await chmod(dir, 0o755); // the agent account's servers may enter it, not write it
+      return dir;
+    })();
+    return this.#mcpCwdMade;
+  }
+
+  #makeRoot(): Promise<void> {
+    // chmod after mkdir: the daemon's umask (077) would take the x bits off the agent account.
+    this.#rootMade ??= mkdir(this.root, { recursive: true }).then(() => chmod(this.root, 0o711));
+    return this.#rootMade;
   }
 
   /** Removes the session's folder and what its commands left there. */

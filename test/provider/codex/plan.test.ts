@@ -134,7 +134,16 @@ describe("planSpawn", () => {
           filesystem: { "/nonexistent/codexd-sandbox-guard": "deny" },
         },
       },
-      "mcp_servers.docs": { command: "node", args: ["srv.js"], env: { K: "v" } },
+      // Started outside the sandbox: never in the worktree (no cwd given: "/").
+      "mcp_servers.docs": { command: "node", args: ["srv.js"], cwd: "/", env: { K: "v" } },
+    });
+    const placed = planSpawn(spec({ mcpServers: { docs: { command: "x", args: [], env: {} } } }), {
+      mcpCwd: "/tmp/codexd-tmp-1/.mcp-cwd",
+    });
+    expect(placed.threadStart.config["mcp_servers.docs"]).toEqual({
+      command: "x",
+      args: [],
+      cwd: "/tmp/codexd-tmp-1/.mcp-cwd",
     });
   });
 
@@ -226,11 +235,12 @@ describe("pinned codex settings", () => {
   test("daemon-wide MCP servers become one config/batchWrite replacing mcp_servers", () => {
     const plan = planSpawn(spec(), {
       daemonMcpServers: { fs: { command: "mcp-fs", args: [], env: {} } },
+      mcpCwd: "/m",
     });
     expect(plan.mcpConfigEdit).toEqual({
       edits: [{
         keyPath: "mcp_servers",
-        value: { fs: { command: "mcp-fs", args: [] } },
+        value: { fs: { command: "mcp-fs", args: [], cwd: "/m" } },
         mergeStrategy: "replace",
       }],
       reloadUserConfig: true,
