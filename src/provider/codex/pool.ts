@@ -38,6 +38,7 @@ import type {
 } from "../types.ts";
 import { type BackoffPolicy, CodexSupervisor } from "./supervisor.ts";
 import { readRss } from "./rss.ts";
+import { type LiveCwd, realOf, refuseNestedSessions } from "./nested-sessions.ts";
 
 export interface RecycleLimits {
   /** A child whose resident memory passes this is replaced (bytes). */
@@ -104,6 +105,8 @@ export class CodexPool implements Provider {
   #stopped = false;
   #restarting: Promise<RestartReport> | undefined;
   readonly #recycling = new Set<number>();
+  /** Each live session's real cwd, resolved once (nested-sessions.ts). */
+  readonly #realCwds = new WeakMap<CodexHandle, Promise<string>>();
   #timer: { cancel(): void } | undefined;
 
   constructor(options: PoolOptions) {
@@ -135,6 +138,17 @@ export class CodexPool implements Provider {
     return CODEX_CAPABILITIES;
   }
 
+  /** Every live session's cwd, on every child (draining ones and sessions moving included). */
+  *#liveCwds(): Iterable<LiveCwd> {
+    for (const provider of this.providers) {
+      for (const handle of provider.liveHandles()) {
+        let real = this.#realCwds.get(handle);
+        if (!real) this.#realCwds.set(handle, real = realOf(handle.spec.cwd));
+        yield { sessionId: handle.sessionId, cwd: handle.spec.cwd, real };
+      }
+    }
+  }
+
   /** @throws ProviderUnavailable while no child can take a session (the message says when). */
   assertAvailable(action: string): void {
     if (this.#placeable().length > 0) return;
@@ -153,6 +167,7 @@ export class CodexPool implements Provider {
    * the least-loaded child when it runs, its resume back to the thread's last child.
    */
   async plan(spec: Spec, options: PlanOptions = {}): Promise<SessionPlan> {
+    await refuseNestedSessions(spec.cwd, this.#liveCwds());
     const planned = await this.#leastLoaded().plan(spec, options);
     return {
       ignoredFields: planned.ignoredFields,

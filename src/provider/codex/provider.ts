@@ -130,6 +130,12 @@ export class CodexProvider implements Provider {
     return this.#handles;
   }
 
+  /** Its sessions and those moving away from it (a session may show on two children). */
+  *liveHandles(): Iterable<CodexHandle> {
+    yield* this.#handles.values();
+    yield* this.#leaving;
+  }
+
   /** Called once when the child exits unexpectedly, after every session got its error event. */
   onCrashed(listener: (reason: string) => void): void {
     this.#crashListeners.push(listener);

@@ -5,8 +5,9 @@
  * (git-config-escape.test.ts) and keeps the session's own git folders read-only; this file is
  * about the config changing after that check:
  * - another session whose cwd holds the repository can write its `.git/config` (only the
- *   session's own git folders are read-only to its commands): codexd checks again before a move
- *   and ends the session with `unsafe_repository` instead of resuming it;
+ *   session's own git folders are read-only to its commands): such sessions may not live at
+ *   once (nested-sessions.ts), and codexd checks again before a move and ends the session with
+ *   `unsafe_repository` instead of resuming it;
  * - an `include.path` makes git read config from a file in the worktree, which the session's
  *   own commands may write: such a repository is refused at the start.
  * Positive controls: a bare codex obeys both; the payloads only touch a marker file.
@@ -136,10 +137,12 @@ describe("a repository whose git config changed after the session's start", () =
   }, 60_000);
 
   test(
-    "through codexd, a neighbour session writes it; the rolling restart ends the session instead of moving it",
+    "through codexd: a session holding the repository writes it, so the two may not live at once; " +
+      "a change made meanwhile ends the session at the rolling restart instead of moving it",
     async () => {
       const parent = path.join(outside, "neighbours");
       const repo = await makeRepo(path.join(parent, "repo"));
+      const config = path.join(repo, ".git", "config");
       const marker = path.join(outside, "moved-ran");
       await using d = await startDaemonInProcess({
         model,
@@ -150,13 +153,34 @@ describe("a repository whose git config changed after the session's start", () =
           `${id} idle`,
           async () => (await d.client.get(id)).status === "idle" || undefined,
         );
-      const b = (await d.client.spawn({ prompt: "session B", cwd: repo })).sessionId;
-      await idle(b);
+      const refusal = (spec: { prompt: string; cwd: string }) =>
+        d.client.spawn(spec).then(() => undefined, (error: unknown) => error);
+
+      // Alone, a session in the folder holding the repository writes its git config (only its
+      // own git folders are read-only); the repository's next session is refused for it.
       const a = (await d.client.spawn({ prompt: "PLANT-NEIGHBOUR", cwd: parent })).sessionId;
       await idle(a);
-      // A's sandboxed command could write B's git config (only A's own git folders are read-only).
-      expect(await readFile(path.join(repo, ".git", "config"), "utf8")).toContain("plant");
+      expect(await readFile(config, "utf8")).toContain("plant");
+      await d.client.stop(a);
+      expect(await refusal({ prompt: "session B", cwd: repo })).toMatchObject({
+        status: 400,
+        code: "invalid_input",
+      });
+      execFileSync("git", ["config", "--remove-section", "filter.plant"], { cwd: repo });
 
+      // Both at once: the second is refused, whichever it is.
+      const b = (await d.client.spawn({ prompt: "session B", cwd: repo })).sessionId;
+      await idle(b);
+      const nested = await refusal({ prompt: "PLANT-NEIGHBOUR", cwd: parent });
+      expect(nested).toBeInstanceOf(CodexdApiError);
+      expect(nested).toMatchObject({ status: 400, code: "invalid_input" });
+      expect(String((nested as Error).message)).toContain(
+        `and the cwd of live session ${b} (${repo}) nest in different repositories`,
+      );
+
+      // Changed under the live session all the same (by anything but its commands): the move
+      // to the new child checks again and ends the session instead.
+      execFileSync("git", ["config", "filter.plant.process", `touch ${marker}`], { cwd: repo });
       await d.client.restartCodex();
       const ended = await eventually("B ended", async () => {
         const events = await d.client.storedEvents(b, { after: 0, limit: 1_000 });
@@ -168,13 +192,11 @@ describe("a repository whose git config changed after the session's start", () =
           `it reads config from (filter.plant.process = touch ${marker})`,
       );
       expect((await d.client.get(b)).status).toBe("failed");
-      // A (no repository) moved, and goes on.
       await eventually("the child replaced", async () => {
         const children = (await d.client.health()).codex.children!;
         return children.length === 1 && children[0]!.state === "ready" || undefined;
       }, { limitMs: 30_000 });
-      expect((await d.client.get(a)).status).toBe("idle");
-      // Resuming B is refused the same way while the config names the program.
+      // Resuming it is refused the same way while the config names the program.
       const resumed = await d.client.resume(b, { prompt: "again", cwd: repo }).catch((e) => e);
       expect(resumed).toBeInstanceOf(CodexdApiError);
       expect(resumed).toMatchObject({ status: 400, code: "invalid_input" });

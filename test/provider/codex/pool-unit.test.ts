@@ -13,7 +13,7 @@ import type { Spec } from "../../../src/provider/spec.ts";
 class FakeProvider {
   state: "ready" | "crashed" | "stopped" = "ready";
   readonly version = "0.169.0";
-  readonly handles = new Map<string, { threadId: string }>();
+  readonly handles = new Map<string, { sessionId: string; threadId: string; spec: Spec }>();
   readonly #crash: Array<(reason: string) => void> = [];
   readonly #empty: Array<() => void> = [];
   /** While set, a spawn waits for it before its session exists (codex starting the thread). */
@@ -42,10 +42,13 @@ class FakeProvider {
   plan() {
     return Promise.resolve({ codex: {}, ignoredFields: [] });
   }
-  async spawnPlanned(_spec: Spec, _plan: unknown, options: { sessionId?: string } = {}) {
+  liveHandles() {
+    return this.handles.values();
+  }
+  async spawnPlanned(spec: Spec, _plan: unknown, options: { sessionId?: string } = {}) {
     await this.gate;
     const id = options.sessionId ?? `s${this.handles.size}`;
-    const handle = { sessionId: id, threadId: `t-${id}` };
+    const handle = { sessionId: id, threadId: `t-${id}`, spec };
     this.handles.set(id, handle);
     return handle;
   }
