@@ -1,7 +1,8 @@
 /**
  * The console's only script, run in the browser. It is written here as one self-contained
- * function (type-checked with the rest of the sources, no imports, no outside names) and served as
- * its source text from `/ui/static/app-<hash>.js`, so it lives inside the compiled binary like any
+ * function (type-checked with the rest of the sources, no outside names: `visibleText`, the one
+ * helper it shares with the server's pages, is passed in as source text too) and served as its
+ * source text from `/ui/static/app-<hash>.js`, so it lives inside the compiled binary like any
  * other module and needs no bundler, CDN or network. Every page works without it (forms post and
  * redirect back); with it:
  *
@@ -16,6 +17,8 @@
  * The browser's objects are typed by the few interfaces below rather than TypeScript's `dom`
  * library, which would change the global types every other module is checked against.
  */
+
+import { visibleText } from "./visible-text.ts";
 
 /** The part of a DOM element the script uses. */
 export interface Elem {
@@ -72,7 +75,7 @@ export interface BrowserGlobals {
   scrollTo(x: number, y: number): void;
 }
 
-export function consoleClient(): void {
+export function consoleClient(visible: (text: string) => string): void {
   const browser = globalThis as unknown as BrowserGlobals;
   const document = browser.document;
   const csrf = document.querySelector('meta[name="csrf-token"]')?.content ?? "";
@@ -237,14 +240,16 @@ export function consoleClient(): void {
         let li: Elem;
         if (e.name === "command") {
           li = item(e, "command", "Command");
-          li.append(el("pre", "cmd", `$ ${text(input.command)}`));
+          li.append(el("pre", "cmd", `$ ${visible(text(input.command))}`));
         } else if (e.name === "file_change") {
           li = item(e, "files", "File change");
           const list = el("ul", "paths");
           const changes = Array.isArray(input.changes) ? input.changes : [];
           for (const change of changes as Array<Record<string, unknown>>) {
             const moved = change.movePath ? ` → ${text(change.movePath)}` : "";
-            list.append(el("li", "", `${text(change.kind)} ${text(change.path)}${moved}`));
+            list.append(
+              el("li", "", visible(`${text(change.kind)} ${text(change.path)}${moved}`)),
+            );
           }
           li.append(list);
         } else {
@@ -275,7 +280,7 @@ export function consoleClient(): void {
           : Array.isArray(e.paths)
           ? (e.paths as unknown[]).map(text).join("\n")
           : text(e.tool);
-        li.append(el("pre", "cmd", what));
+        li.append(el("pre", "cmd", visible(what)));
         const rule = e.ruleId ? `rule ${text(e.ruleId)}` : "no rule";
         li.append(el("p", "why", `${rule} (${text(e.source)}): ${text(e.reason)}`));
         break;
@@ -369,4 +374,5 @@ export function consoleClient(): void {
 }
 
 /** The script as served: the function's source, called once the document is parsed. */
-export const CLIENT_SCRIPT = `"use strict";\n(${consoleClient.toString()})();\n`;
+export const CLIENT_SCRIPT =
+  `"use strict";\n(${consoleClient.toString()})(${visibleText.toString()});\n`;

@@ -8,6 +8,7 @@ import type { Child, FC } from "hono/jsx";
 import type { z } from "@hono/zod-openapi";
 import type * as S from "../api/schemas.ts";
 import { SCRIPT, STYLESHEET } from "./static.ts";
+import { visibleText } from "./visible-text.ts";
 
 export type Session = z.output<typeof S.SessionInfo>;
 export type Pending = z.output<typeof S.PendingApproval>;
@@ -297,11 +298,13 @@ function pendingKey(pending: Pending[]): string {
 const PendingCard: FC<{ p: Pending; csrf: string; back: string; now: number }> = (
   { p, csrf, back, now },
 ) => {
-  const what = p.request.command !== undefined
-    ? `$ ${p.request.command}`
-    : p.request.paths
-    ? p.request.paths.join("\n")
-    : [p.request.server, p.request.tool].filter(Boolean).join(" / ");
+  const what = visibleText(
+    p.request.command !== undefined
+      ? `$ ${p.request.command}`
+      : p.request.paths
+      ? p.request.paths.join("\n")
+      : [p.request.server, p.request.tool].filter(Boolean).join(" / "),
+  );
   const id = `ask-${p.requestId.replace(/[^A-Za-z0-9_-]/g, "_")}`;
   return (
     <li class="card" aria-labelledby={`${id}-title`}>
@@ -537,7 +540,7 @@ export const SessionPage: FC<SessionPageProps> = ({ session: s, ...props }) => {
                     <tr>
                       <td>
                         <code>
-                          {d.command ?? d.paths?.join(", ") ?? d.kind}
+                          {visibleText(d.command ?? d.paths?.join(", ") ?? d.kind)}
                         </code>
                       </td>
                       <td class={d.decision === "deny" ? "status-failed" : "status-idle"}>

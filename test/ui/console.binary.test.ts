@@ -67,10 +67,14 @@ test(
     const js = await fetch(`${daemon.url}${script}`);
     expect(js.status).toBe(200);
     const source = await js.text();
-    // The minified build still carries the whole self-contained function, called once.
+    // The minified build still carries the whole self-contained function, called once with
+    // visibleText (also a self-contained function) as its argument.
     expect(source).toStartWith('"use strict";\n(function');
     expect(source).toContain("EventSource");
-    expect(source.trimEnd()).toEndWith(")();");
+    expect(source).toContain("})(function");
+    expect(source).toContain("padStart(4");
+    expect(source.trimEnd()).toEndWith(")});");
+    expect(() => new Function(source)).not.toThrow();
     expect((await fetch(`${daemon.url}${style}`)).status).toBe(200);
     expect((await fetch(link, { redirect: "manual" })).status).toBe(401);
     expect(await daemon.stop()).toBe(0);

