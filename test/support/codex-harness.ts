@@ -171,7 +171,15 @@ const run = promisify(execFile);
  * avoid /tmp; a thread's cwd there works, with and without the sandbox.
  */
 export async function makeTempWorktree(): Promise<TempWorktree> {
-  const dir = await mkdtemp(path.join(tmpdir(), "codexd-worktree-"));
+  const dir = await makeRepository(await mkdtemp(path.join(tmpdir(), "codexd-worktree-")));
+  let removed: Promise<void> | undefined;
+  const remove = () => (removed ??= rm(dir, { recursive: true, force: true }));
+  return { path: dir, remove, [Symbol.asyncDispose]: remove };
+}
+
+/** A git repository with one commit (README.md) at `dir`, made if missing. Returns `dir`. */
+export async function makeRepository(dir: string): Promise<string> {
+  await mkdir(dir, { recursive: true });
   const git = (...args: string[]) =>
     run("git", ["-c", "user.name=codexd test", "-c", "user.email=test@codexd.invalid", ...args], {
       cwd: dir,
@@ -180,9 +188,7 @@ export async function makeTempWorktree(): Promise<TempWorktree> {
   await writeFile(path.join(dir, "README.md"), "# scratch\n");
   await git("add", "README.md");
   await git("commit", "-q", "-m", "initial");
-  let removed: Promise<void> | undefined;
-  const remove = () => (removed ??= rm(dir, { recursive: true, force: true }));
-  return { path: dir, remove, [Symbol.asyncDispose]: remove };
+  return dir;
 }
 
 /** One JSON-RPC line from codex (codex usually omits `"jsonrpc"`). */

@@ -310,9 +310,10 @@ describe("the console in Chromium", () => {
     await page.locator("#timeline").getByText("touched it").waitFor();
   });
 
-  test("a denied command shows with its rule", async () => {
+  /** Runs `prompt` under the attended policy, opens its page: the denied approval's entry. */
+  async function deniedEntry(prompt: string) {
     const { sessionId } = await daemon.client.spawn({
-      prompt: "PUBLISH the package",
+      prompt,
       cwd: worktree.path,
       policy: "attended",
     });
@@ -320,6 +321,11 @@ describe("the console in Chromium", () => {
     await page.goto(`${daemon.url}/ui/sessions/${sessionId}`);
     const denied = page.locator("#timeline .ev-approval.denied");
     await denied.waitFor();
+    return denied;
+  }
+
+  test("a denied command shows with its rule", async () => {
+    const denied = await deniedEntry("PUBLISH the package");
     await expect(denied.locator(".ev-title").textContent()).resolves.toBe("Denied command");
     await expect(denied.locator("pre").textContent()).resolves.toContain("npm publish");
     await expect(denied.locator(".why").textContent()).resolves.toContain(
@@ -332,15 +338,7 @@ describe("the console in Chromium", () => {
   });
 
   test("a command hiding characters shows them by code point, live and in the decisions", async () => {
-    const { sessionId } = await daemon.client.spawn({
-      prompt: "HIDDEN characters",
-      cwd: worktree.path,
-      policy: "attended",
-    });
-    await untilTerminal(daemon.client, sessionId);
-    await page.goto(`${daemon.url}/ui/sessions/${sessionId}`);
-    const denied = page.locator("#timeline .ev-approval.denied");
-    await denied.waitFor();
+    const denied = await deniedEntry("HIDDEN characters");
     await expect(denied.locator("pre").textContent()).resolves.toContain("echo ok # ⟨U+202E⟩txen");
     const row = page.locator("#decisions tbody tr").filter({ hasText: "echo ok" });
     await expect(row.locator("td").nth(0).textContent()).resolves.toContain("# ⟨U+202E⟩txen");

@@ -15,7 +15,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { execFileSync } from "node:child_process";
 import { existsSync } from "node:fs";
-import { mkdir, mkdtemp, readFile, rm, utimes, writeFile } from "node:fs/promises";
+import { mkdtemp, readFile, rm, utimes, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { CodexdApiError } from "../../../src/client.ts";
@@ -25,6 +25,7 @@ import {
   bareCodexTurn,
   LineClient,
   makeCodexHome,
+  makeRepository,
   startCodex,
 } from "../../support/codex-harness.ts";
 import { startDaemonInProcess } from "../../support/daemon-in-process.ts";
@@ -74,18 +75,15 @@ afterAll(async () => {
   if (outside) await rm(outside, { recursive: true, force: true });
 });
 
-/** A repository at `dir` with one commit of README.md. */
-async function makeRepo(dir: string): Promise<string> {
-  await mkdir(dir, { recursive: true });
-  const git = (...args: string[]) =>
-    execFileSync("git", ["-c", "user.name=t", "-c", "user.email=t@codexd.invalid", ...args], {
-      cwd: dir,
-    });
-  git("init", "-q", "-b", "main");
-  await writeFile(path.join(dir, "README.md"), "# scratch\n");
-  git("add", "README.md");
-  git("commit", "-q", "-m", "initial");
-  return dir;
+const NO_RETRIES = { requestMaxRetries: 0 };
+
+/** A line client on `codex`, past `initialize`. */
+async function initialized(
+  codex: ConstructorParameters<typeof LineClient>[0],
+): Promise<LineClient> {
+  const client = new LineClient(codex);
+  await client.initialize();
+  return client;
 }
 
 /** Whether a plain `git status` in `repo` (the test's own, unsandboxed) ran the planted filter. */
@@ -100,18 +98,13 @@ function plainGitStatusRuns(repo: string, marker: string): boolean {
 
 describe("a repository whose git config changed after the session's start", () => {
   test("positive control: a bare codex resuming the thread runs the filter", async () => {
-    const repo = await makeRepo(path.join(outside, "bare-resume"));
+    const repo = await makeRepository(path.join(outside, "bare-resume"));
     const marker = path.join(outside, "bare-resume-ran");
     const codexHome = await makeCodexHome();
     let threadId: string;
     {
-      await using codex = await startCodex({
-        model,
-        codexHome,
-        modelArgs: { requestMaxRetries: 0 },
-      });
-      const client = new LineClient(codex);
-      await client.initialize();
+      await using codex = await startCodex({ model, codexHome, modelArgs: NO_RETRIES });
+      const client = await initialized(codex);
       const started = asRecord(
         await client.request("thread/start", { cwd: repo, sandbox: "workspace-write" }),
       );
@@ -123,13 +116,8 @@ describe("a repository whose git config changed after the session's start", () =
     await utimes(path.join(repo, "README.md"), new Date(), new Date(Date.now() + 5_000));
     expect(existsSync(marker)).toBe(false);
     {
-      await using codex = await startCodex({
-        model,
-        codexHome,
-        modelArgs: { requestMaxRetries: 0 },
-      });
-      const client = new LineClient(codex);
-      await client.initialize();
+      await using codex = await startCodex({ model, codexHome, modelArgs: NO_RETRIES });
+      const client = await initialized(codex);
       await client.request("thread/resume", { threadId, cwd: repo });
       await client.runTurn(threadId, "after the resume");
     }
@@ -141,7 +129,7 @@ describe("a repository whose git config changed after the session's start", () =
       "a change made meanwhile ends the session at the rolling restart instead of moving it",
     async () => {
       const parent = path.join(outside, "neighbours");
-      const repo = await makeRepo(path.join(parent, "repo"));
+      const repo = await makeRepository(path.join(parent, "repo"));
       const config = path.join(repo, ".git", "config");
       const marker = path.join(outside, "moved-ran");
       await using d = await startDaemonInProcess({
@@ -210,7 +198,7 @@ describe("a repository whose git config changed after the session's start", () =
 
 describe("a repository whose git config includes a file of the worktree", () => {
   async function includingRepo(name: string): Promise<string> {
-    const repo = await makeRepo(path.join(outside, name));
+    const repo = await makeRepository(path.join(outside, name));
     execFileSync("git", ["config", "include.path", "../team.gitconfig"], { cwd: repo });
     await writeFile(path.join(repo, "team.gitconfig"), "[core]\n\tautocrlf = false\n");
     return repo;
@@ -223,7 +211,7 @@ describe("a repository whose git config includes a file of the worktree", () => 
       const marker = path.join(outside, "include-ran");
       await bareCodexTurn({
         model,
-        modelArgs: { requestMaxRetries: 0 },
+        modelArgs: NO_RETRIES,
         cwd: repo,
         prompt: "PLANT-INCLUDE",
       });
@@ -231,7 +219,7 @@ describe("a repository whose git config includes a file of the worktree", () => 
       expect(existsSync(marker)).toBe(false);
       await bareCodexTurn({
         model,
-        modelArgs: { requestMaxRetries: 0 },
+        modelArgs: NO_RETRIES,
         cwd: repo,
         prompt: "next",
       });

@@ -7,15 +7,15 @@
  * Positive control: without `worktreeRoots` B reads A's worktree.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { execFileSync } from "node:child_process";
 import { existsSync } from "node:fs";
-import { mkdir, mkdtemp, readdir, readFile, rm, symlink, writeFile } from "node:fs/promises";
+import { mkdtemp, readdir, readFile, rm, symlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { type ScriptedModel, startScriptedModel, step } from "../../support/scripted.ts";
 import { SessionTmp } from "../../../src/provider/codex/session-tmp.ts";
 import { Spec } from "../../../src/provider/spec.ts";
 import { EventRecorder, startTestProvider } from "../../support/provider-fixture.ts";
+import { makeRepository } from "../../support/codex-harness.ts";
 
 /** Session B's command: A's worktree and temp files, then its own cwd, temp folder and git. */
 const READ_NEIGHBOUR = [
@@ -45,19 +45,6 @@ afterAll(async () => {
   if (outside) await rm(outside, { recursive: true, force: true });
 });
 
-async function makeRepo(dir: string): Promise<string> {
-  await mkdir(dir, { recursive: true });
-  const git = (...args: string[]) =>
-    execFileSync("git", ["-c", "user.name=t", "-c", "user.email=t@codexd.invalid", ...args], {
-      cwd: dir,
-    });
-  git("init", "-q", "-b", "main");
-  await writeFile(path.join(dir, "README.md"), "# scratch\n");
-  git("add", "README.md");
-  git("commit", "-q", "-m", "initial");
-  return dir;
-}
-
 /**
  * Session A (a secret in its worktree and its temp folder) stays open while session B, in the
  * same root (its cwd spelled through `viaLink` when set), runs READ_NEIGHBOUR. B's output.
@@ -66,9 +53,9 @@ async function readNeighbour(
   options: { isolate: boolean; viaLink?: boolean },
 ): Promise<{ output: string; ownCwd: string }> {
   const root = await mkdtemp(path.join(outside, "root-"));
-  const a = await makeRepo(path.join(root, "a"));
+  const a = await makeRepository(path.join(root, "a"));
   await writeFile(path.join(a, "secret.txt"), "SECRET-OF-A\n");
-  const b = await makeRepo(path.join(root, "b"));
+  const b = await makeRepository(path.join(root, "b"));
   let cwdOfB = b;
   if (options.viaLink) {
     cwdOfB = path.join(outside, `link-${path.basename(root)}`);
