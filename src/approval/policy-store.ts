@@ -133,10 +133,6 @@ export class PolicyStore {
     return this.#snapshot.shadows.get(name) ?? [];
   }
 
-  allowsBypass(name: string): boolean {
-    return this.get(name).merged.allowBypass;
-  }
-
   list(): PolicySummary[] {
     const { policies, stale } = this.#snapshot;
     return [...policies.values()].sort((a, b) => (a.name < b.name ? -1 : 1)).map((p) => ({

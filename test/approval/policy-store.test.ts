@@ -17,7 +17,7 @@ describe("PolicyStore", () => {
     expect(() => env.store.get("b")).toThrow("Unknown policy b: loaded policies are a");
   });
 
-  test("list() gives names and version hashes; allowsBypass reads the policy", () => {
+  test("list() gives names and version hashes; get() the merged policy", () => {
     using env = storeWith({
       a: "version: 1\nname: a\ndefault: allow\nallowBypass: true\n",
       b: "version: 1\nname: b\n",
@@ -29,8 +29,8 @@ describe("PolicyStore", () => {
       ["s", "shadow", "deny"],
     ]);
     expect(env.store.list()[0].version).toMatch(/^[0-9a-f]{12}$/);
-    expect(env.store.allowsBypass("a")).toBe(true);
-    expect(env.store.allowsBypass("b")).toBe(false);
+    expect(env.store.get("a").merged.allowBypass).toBe(true);
+    expect(env.store.get("b").merged.allowBypass).toBe(false);
     expect(() => env.store.get("s")).toThrow(ShadowPolicyNotUsable);
     expect(env.store.shadowsOf("a").map((p) => p.name)).toEqual(["s"]);
   });
