@@ -84,7 +84,11 @@ export interface CodexPlanOptions extends PlanOptions {
  * - `tool_call_mcp_elicitation`: MCP tool-call approvals come as `mcpServer/elicitation/request`,
  *   which the bridge judges (not as a free-form user-input question);
  * - `skill_mcp_dependency_install` off: a skill (which a repository can ship) never gets codex to
- *   install and start the MCP servers it names; MCP servers come from the spec and the config.
+ *   install and start the MCP servers it names; MCP servers come from the spec and the config;
+ * - `multi_agent` and `multi_agent_v2` off: a sub-agent is a thread of codex's own that codexd
+ *   does not govern (its approval requests name no session, so every command it tries is
+ *   rejected; its events and token usage reach no journal and no budget), so the model gets no
+ *   tool to spawn one (test/provider/codex/agent-tools.test.ts).
  * The drift check (protocol-usage.ts) verifies each name exists in the installed codex.
  */
 export const PINNED_FEATURES: Readonly<Record<string, boolean>> = Object.freeze({
@@ -92,7 +96,16 @@ export const PINNED_FEATURES: Readonly<Record<string, boolean>> = Object.freeze(
   write_stdin_approval: true,
   tool_call_mcp_elicitation: true,
   skill_mcp_dependency_install: false,
+  multi_agent: false,
+  multi_agent_v2: false,
 });
+
+/**
+ * codex's web search, off: the search runs at the model provider, outside the sandbox whose
+ * network is off, so a query (or, live, a page fetched from a URL the model chose) would carry
+ * what an agent read in the worktree to any address on the internet.
+ */
+export const PINNED_WEB_SEARCH = "disabled";
 
 /**
  * What agent commands inherit from codex's own environment (codex's `include_only` patterns:
@@ -178,7 +191,8 @@ export const PINNED_SKILLS: Readonly<Record<string, boolean>> = Object.freeze({
 
 /**
  * The `config` overrides every `thread/start` and `thread/resume` sends, before the spec's MCP
- * servers: worktree config off, the command environment, the pinned features, no skills.
+ * servers: worktree config off, the command environment, the pinned features, no skills, no web
+ * search.
  */
 export function pinnedConfig(
   cwd: string,
@@ -190,6 +204,7 @@ export function pinnedConfig(
     shell_environment_policy: commandEnvPolicy(env),
     features: { ...PINNED_FEATURES },
     skills: { ...PINNED_SKILLS },
+    web_search: PINNED_WEB_SEARCH,
   };
 }
 

@@ -125,8 +125,11 @@ describe("planSpawn", () => {
         write_stdin_approval: true,
         tool_call_mcp_elicitation: true,
         skill_mcp_dependency_install: false,
+        multi_agent: false,
+        multi_agent_v2: false,
       },
       skills: { include_instructions: false },
+      web_search: "disabled",
       default_permissions: "codexd",
       permissions: {
         codexd: {

@@ -1,0 +1,124 @@
+/**
+ * The tools codex offers the model that codexd cannot govern are off (plan.ts `PINNED_FEATURES`,
+ * `PINNED_WEB_SEARCH`), against the real codex:
+ * - sub-agents (`multi_agent_v1`): a sub-agent is a thread of codex's own; its commands' approval
+ *   requests name no codexd session, and its model calls and token usage reach no journal and no
+ *   budget. Positive control: on a bare codex the model's `spawn_agent` starts a sub-agent whose
+ *   conversation reaches the model.
+ * - web search: it runs at the model provider, outside the sandbox, whose network is off.
+ */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { type ScriptedModel, startScriptedModel, step } from "../../support/scripted.ts";
+import type { RecordedRequest } from "../../../src/devtools/scripted-model.ts";
+import { Spec } from "../../../src/provider/spec.ts";
+import { bareCodexTurn, makeTempWorktree, type TempWorktree } from "../../support/codex-harness.ts";
+import { EventRecorder, startTestProvider } from "../../support/provider-fixture.ts";
+
+/** The spawn_agent call the model makes in `DELEGATE` turns, and the sub-agent's own task. */
+const SUB_TASK = "SUBAGENT-TASK count the files";
+
+let model: ScriptedModel;
+let worktree: TempWorktree;
+
+beforeAll(async () => {
+  model = await startScriptedModel({
+    rules: [
+      {
+        marker: "DELEGATE",
+        rounds: [
+          [step.functionCall("spawn_agent", { message: SUB_TASK }, "call_spawn", {
+            namespace: "multi_agent_v1",
+          })],
+          [step.message("delegated")],
+        ],
+      },
+      { marker: "SUBAGENT-TASK", rounds: [[step.message("sub-agent at work")]] },
+    ],
+    fallback: [step.message("hello")],
+  });
+  worktree = await makeTempWorktree();
+});
+
+afterAll(async () => {
+  await worktree?.remove();
+  await model?.close();
+});
+
+/** The names of the tools codex offered in `request`. */
+function toolNames(request: RecordedRequest): string[] {
+  const tools = (request.body as { tools?: Array<{ name?: string; type?: string }> }).tools ?? [];
+  return tools.map((tool) => tool.name ?? tool.type ?? "?");
+}
+
+/** The model requests made since `from` whose input mentions `text`. */
+function requestsMentioning(from: number, text: string): Promise<RecordedRequest[]> {
+  const found: RecordedRequest[] = [];
+  return (async () => {
+    for (let index = from;; index++) {
+      const next = await Promise.race([
+        model.waitForRequest((r) => r.index === index),
+        Bun.sleep(100).then(() => undefined),
+      ]);
+      if (!next) return found;
+      if (JSON.stringify(next.body?.input ?? "").includes(text)) found.push(next);
+    }
+  })();
+}
+
+/** Those answered by the sub-agent's rule (index 1): the sub-agent's own model calls. */
+function subAgentRequests(requests: RecordedRequest[]): RecordedRequest[] {
+  return requests.filter((r) => r.answeredBy === 1);
+}
+
+/** How many requests the model has seen so far. */
+async function requestCount(): Promise<number> {
+  let count = 0;
+  while (
+    await Promise.race([
+      model.waitForRequest((r) => r.index === count),
+      Bun.sleep(50).then(() => undefined),
+    ])
+  ) count++;
+  return count;
+}
+
+describe("tools codexd cannot govern are off (real codex)", () => {
+  test(
+    "positive control: a bare codex offers sub-agents and web search; spawn_agent starts one",
+    async () => {
+      const from = await requestCount();
+      await bareCodexTurn({
+        model,
+        modelArgs: { requestMaxRetries: 0 },
+        cwd: worktree.path,
+        prompt: "DELEGATE the count",
+      });
+      const first = (await requestsMentioning(from, "DELEGATE the count"))[0]!;
+      expect(toolNames(first)).toEqual(expect.arrayContaining(["multi_agent_v1", "web_search"]));
+      // The sub-agent's own conversation reached the model (answered by the SUBAGENT-TASK rule).
+      expect(subAgentRequests(await requestsMentioning(from, SUB_TASK))).not.toEqual([]);
+    },
+    60_000,
+  );
+
+  test(
+    "through codexd's provider neither is offered, and a spawn_agent call starts nothing",
+    async () => {
+      const from = await requestCount();
+      await using codex = await startTestProvider({ model });
+      const handle = await codex.provider.spawn(
+        Spec.parse({ cwd: worktree.path, prompt: "DELEGATE the count again" }),
+      );
+      await new EventRecorder(handle).waitFor((e) => e.type === "result", 30_000, "result");
+      await handle.stop();
+      const sent = await requestsMentioning(from, "DELEGATE the count again");
+      expect(toolNames(sent[0]!)).not.toContain("multi_agent_v1");
+      expect(toolNames(sent[0]!)).not.toContain("web_search");
+      expect(toolNames(sent[0]!)).toContain("exec_command");
+      // The model called spawn_agent anyway: codex answered the call, and no sub-agent ran.
+      expect(JSON.stringify(sent.at(-1)!.body?.input)).toContain("call_spawn");
+      expect(subAgentRequests(await requestsMentioning(from, SUB_TASK))).toEqual([]);
+    },
+    60_000,
+  );
+});
