@@ -107,6 +107,8 @@ export class CodexPool implements Provider {
   readonly #recycling = new Set<number>();
   /** Each live session's real cwd, resolved once (nested-sessions.ts). */
   readonly #realCwds = new WeakMap<CodexHandle, Promise<string>>();
+  /** The cwds of sessions starting or resuming now. */
+  readonly #startingCwds = new Set<LiveCwd>();
   #timer: { cancel(): void } | undefined;
 
   constructor(options: PoolOptions) {
@@ -138,8 +140,30 @@ export class CodexPool implements Provider {
     return CODEX_CAPABILITIES;
   }
 
-  /** Every live session's cwd, on every child (draining ones and sessions moving included). */
+  /**
+   * Runs `start` with `cwd` counted among the live sessions' cwds, after checking it against them
+   * again: the check at planning time cannot see a session planned at the same moment, so of two
+   * nesting starts that overlap the second is refused here (nested-sessions.ts).
+   */
+  async #startingIn<T>(
+    sessionId: string | undefined,
+    cwd: string,
+    start: () => Promise<T>,
+  ): Promise<T> {
+    const others = [...this.#liveCwds()];
+    const entry: LiveCwd = { sessionId: sessionId ?? "(starting)", cwd, real: realOf(cwd) };
+    this.#startingCwds.add(entry);
+    try {
+      await refuseNestedSessions(cwd, others);
+      return await start();
+    } finally {
+      this.#startingCwds.delete(entry);
+    }
+  }
+
+  /** Every live session's cwd, on every child (draining ones, moving and starting included). */
   *#liveCwds(): Iterable<LiveCwd> {
+    yield* this.#startingCwds;
     for (const provider of this.providers) {
       for (const handle of provider.liveHandles()) {
         let real = this.#realCwds.get(handle);
@@ -172,12 +196,17 @@ export class CodexPool implements Provider {
     return {
       ignoredFields: planned.ignoredFields,
       spawn: (spawnOptions) =>
-        this.#startOn(
-          this.#leastLoaded(),
-          (child) => child.spawnPlanned(spec, planned.codex, spawnOptions),
-        ),
+        this.#startingIn(spawnOptions?.sessionId, spec.cwd, () =>
+          this.#startOn(
+            this.#leastLoaded(),
+            (child) => child.spawnPlanned(spec, planned.codex, spawnOptions),
+          )),
       resume: (sessionId, resumeOptions) =>
-        this.#resume(sessionId, spec, planned.codex, resumeOptions),
+        this.#startingIn(
+          sessionId,
+          spec.cwd,
+          () => this.#resume(sessionId, spec, planned.codex, resumeOptions),
+        ),
     };
   }
 

@@ -1,10 +1,14 @@
 /**
  * CodexPool with stand-in providers (no codex; an injected clock and timers): status with one
  * child is that child's supervisor's, placement, a rolling restart whose new child does not
- * start, recycling by memory, and a draining child that dies. The real codex: pool.test.ts.
+ * start, recycling by memory, a draining child that dies, and nesting sessions that start at
+ * once. The real codex: pool.test.ts.
  */
 import { expect, test } from "bun:test";
-import { ProviderUnavailable } from "../../../src/errors.ts";
+import { mkdir, mkdtemp, realpath, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { InvalidInput, ProviderUnavailable } from "../../../src/errors.ts";
 import { CodexPool } from "../../../src/provider/codex/pool.ts";
 import { CodexSupervisor } from "../../../src/provider/codex/supervisor.ts";
 import type { CodexProvider } from "../../../src/provider/codex/provider.ts";
@@ -135,6 +139,33 @@ test("spawns arriving together spread too: a child counts the spawns still start
   release();
   await Promise.all(spawns);
   expect(h.providers.map((p) => p.sessions)).toEqual([2, 2, 2]);
+});
+
+test("of two sessions planned at once whose cwds nest in different repositories, the second to start is refused", async () => {
+  const base = await realpath(await mkdtemp(path.join(tmpdir(), "codexd-pool-nest-")));
+  try {
+    const repo = path.join(base, "repo");
+    await mkdir(path.join(repo, ".git"), { recursive: true });
+    const h = harness(1);
+    await h.pool.start();
+    let release!: () => void;
+    h.providers[0]!.gate = new Promise<void>((resolve) => (release = resolve));
+    // Neither is live when both are planned: the planning checks pass.
+    const outer = await h.pool.plan({ ...SPEC, cwd: base } as Spec);
+    const inner = await h.pool.plan({ ...SPEC, cwd: repo } as Spec);
+    const first = outer.spawn({ sessionId: "s-outer" });
+    const second = inner.spawn({ sessionId: "s-inner" });
+    release();
+    await expect(second).rejects.toThrow(
+      `Cannot start session: ${repo} and the cwd of live session s-outer (${base}) nest`,
+    );
+    await first;
+    expect([...h.providers[0]!.handles.keys()]).toEqual(["s-outer"]);
+    // Once live, planning refuses it at once.
+    await expect(h.pool.plan({ ...SPEC, cwd: repo } as Spec)).rejects.toBeInstanceOf(InvalidInput);
+  } finally {
+    await rm(base, { recursive: true, force: true });
+  }
 });
 
 test("a rolling restart whose new child does not start leaves the old one serving", async () => {
