@@ -40,6 +40,8 @@ export async function startTestProvider(options: {
   codexHome?: string;
   modelArgs?: Parameters<ScriptedModel["codexArgs"]>[0];
   provider?: Partial<CodexProviderOptions>;
+  /** Added to the environment the daemon would hand codex (before codexd filters it). */
+  env?: Record<string, string>;
 }): Promise<TestProvider> {
   const codexHome = options.codexHome ?? await makeCodexHome();
   const userHome = path.join(codexHome, "user-home");
@@ -48,7 +50,7 @@ export async function startTestProvider(options: {
     codexHome,
     extraArgs: options.model.codexArgs(options.modelArgs ?? { requestMaxRetries: 0 }),
     // The user's own shell profile and git config stay out of the tests.
-    inheritedEnv: { PATH: process.env.PATH, LANG: "C.UTF-8", HOME: userHome },
+    inheritedEnv: { PATH: process.env.PATH, LANG: "C.UTF-8", HOME: userHome, ...options.env },
     searchFrom: [REPO_ROOT],
     binary: process.env.CODEX_BIN || undefined,
   });

@@ -9,6 +9,8 @@
  * below without `OPENAI_*`/`CODEX_*`, plus the spec's `env`), and so does codex's shell snapshot.
  */
 
+import { absolutePath } from "./absolute-path.ts";
+
 /**
  * The names both codex and the commands it runs get: the system's basics, the proxies and the CA
  * files. plan.ts hands the same list to codex's `shell_environment_policy` (which compares names
@@ -66,7 +68,10 @@ export function isAllowedEnvName(name: string): boolean {
   return ALLOWED_NAMES.has(name) || ALLOWED_PREFIXES.some((prefix) => name.startsWith(prefix));
 }
 
-/** Builds the child's environment. Pure: same input, same output. */
+/**
+ * Builds the child's environment. Pure: same input, same output. `PATH` keeps its absolute
+ * folders only (absolute-path.ts says why).
+ */
 export function buildChildEnv(input: ChildEnvInput): Record<string, string> {
   const env: Record<string, string> = {};
   for (const [name, value] of Object.entries(input.inherited)) {
@@ -75,6 +80,7 @@ export function buildChildEnv(input: ChildEnvInput): Record<string, string> {
   const rustLog = input.extra?.RUST_LOG ?? input.inherited.RUST_LOG;
   env.RUST_LOG = rustLog ?? DEFAULT_RUST_LOG;
   for (const [name, value] of Object.entries(input.extra ?? {})) env[name] = value;
+  if (env.PATH !== undefined) env.PATH = absolutePath(env.PATH)!;
   env.CODEX_HOME = input.codexHome;
   return env;
 }

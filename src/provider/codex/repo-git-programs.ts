@@ -24,6 +24,7 @@ import { execFile } from "node:child_process";
 import process from "node:process";
 import { promisify } from "node:util";
 import { InvalidInput } from "../../errors.ts";
+import { absolutePath } from "./absolute-path.ts";
 
 const run = promisify(execFile);
 
@@ -94,7 +95,13 @@ export async function refuseRepositoryGitPrograms(
         cwd,
         timeout: 10_000,
         maxBuffer: 16 * 1024 * 1024,
-        env: { ...process.env, GIT_CONFIG_NOSYSTEM: "1", GIT_CONFIG_GLOBAL: "/dev/null" },
+        env: {
+          ...process.env,
+          // `git` is looked up in PATH from the cwd: the repository's own `git` must not answer.
+          PATH: absolutePath(process.env.PATH) ?? "/usr/bin:/bin",
+          GIT_CONFIG_NOSYSTEM: "1",
+          GIT_CONFIG_GLOBAL: "/dev/null",
+        },
       },
     ));
   } catch (error) {

@@ -119,6 +119,14 @@ describe("buildChildEnv", () => {
     });
   }
 
+  test("PATH keeps its absolute folders only, from the daemon's environment or the config's", () => {
+    const inherited = { PATH: "node_modules/.bin:/usr/local/bin::.:bin:/usr/bin:" };
+    expect(buildChildEnv({ inherited, codexHome: "/h" }).PATH).toBe("/usr/local/bin:/usr/bin");
+    expect(buildChildEnv({ inherited, extra: { PATH: "./x:/opt/bin" }, codexHome: "/h" }).PATH)
+      .toBe("/opt/bin");
+    expect(buildChildEnv({ inherited: {}, codexHome: "/h" })).not.toHaveProperty("PATH");
+  });
+
   test("does not modify its inputs", () => {
     const inherited = { PATH: "/bin", ANTHROPIC_API_KEY: "secret" };
     const extra = { A: "1" };
