@@ -26,6 +26,7 @@ import { realpathSync, statSync } from "node:fs";
 import { homedir } from "node:os";
 import path from "node:path";
 import { CodexdError } from "../errors.ts";
+import { isWithin } from "../paths.ts";
 import type { Spec } from "../provider/spec.ts";
 import type { ShellAnalyzer } from "./analyzer.ts";
 import type { CompiledPolicy } from "./compiled-policy.ts";
@@ -294,12 +295,6 @@ const SHARED_ROOTS = [
 /** Folders whose direct subfolders are people's homes. */
 const HOME_PARENTS = ["/home", "/Users"];
 
-/** Is `inner` the folder `outer` or inside it? Both resolved. */
-export function within(inner: string, outer: string): boolean {
-  if (outer === "/") return true;
-  return inner === outer || inner.startsWith(outer.endsWith("/") ? outer : `${outer}/`);
-}
-
 /** The real path of `p`, or of its deepest existing ancestor with the rest appended. */
 export function realPathOf(p: string): string {
   const absolute = path.resolve(p);
@@ -332,8 +327,8 @@ function checkCwd(cwd: string, context: SpecGuardContext, refuse: Refuse): strin
     refuse("cwd", "cwd.root", "the filesystem root cannot be a worktree");
     return real;
   }
-  const tempInside = TEMP_INSIDE_TREES.some((t) => within(real, t) && real !== t);
-  const tree = SYSTEM_TREES.find((t) => within(real, t));
+  const tempInside = TEMP_INSIDE_TREES.some((t) => isWithin(real, t) && real !== t);
+  const tree = SYSTEM_TREES.find((t) => isWithin(real, t));
   if (tree !== undefined && !tempInside) {
     refuse("cwd", "cwd.system", `${shown} is the system folder ${tree} or inside it`);
     return real;
@@ -345,7 +340,7 @@ function checkCwd(cwd: string, context: SpecGuardContext, refuse: Refuse): strin
   const homes = [context.home ?? homedir(), ...(context.agentHome ? [context.agentHome] : [])]
     .map(realPathOf);
   if (
-    homes.some((home) => within(home, real)) || HOME_PARENTS.includes(path.dirname(real))
+    homes.some((home) => isWithin(home, real)) || HOME_PARENTS.includes(path.dirname(real))
   ) {
     refuse("cwd", "cwd.home", `${shown} is a home folder or contains one: use a subfolder`);
     return real;
@@ -355,7 +350,7 @@ function checkCwd(cwd: string, context: SpecGuardContext, refuse: Refuse): strin
   // ~/.config/systemd/user, ~/.local/bin).
   for (const home of homes) {
     const hidden = path.relative(home, real).split(path.sep)[0];
-    if (within(real, home) && hidden?.startsWith(".")) {
+    if (isWithin(real, home) && hidden?.startsWith(".")) {
       refuse(
         "cwd",
         "cwd.home-hidden",
@@ -369,7 +364,7 @@ function checkCwd(cwd: string, context: SpecGuardContext, refuse: Refuse): strin
   for (const dir of pathDirs) {
     if (!path.isAbsolute(dir)) continue;
     const onPath = realPathOf(dir);
-    if (within(onPath, real)) {
+    if (isWithin(onPath, real)) {
       refuse("cwd", "cwd.path", `${shown} is or contains ${onPath}, a folder of the daemon's PATH`);
       return real;
     }
@@ -383,20 +378,20 @@ function checkCwd(cwd: string, context: SpecGuardContext, refuse: Refuse): strin
   ) {
     if (dir === undefined) continue;
     const protectedDir = realPathOf(dir);
-    if (within(real, protectedDir) || within(protectedDir, real)) {
+    if (isWithin(real, protectedDir) || isWithin(protectedDir, real)) {
       refuse("cwd", rule, `${shown} is, is inside or contains ${what} ${protectedDir}`);
       return real;
     }
   }
   for (const file of context.daemonFiles ?? []) {
     const protectedFile = realPathOf(file);
-    if (within(protectedFile, real)) {
+    if (isWithin(protectedFile, real)) {
       refuse("cwd", "cwd.daemon-files", `${shown} contains the daemon's file ${protectedFile}`);
       return real;
     }
   }
   const roots = context.worktreeRoots ?? [];
-  if (roots.length > 0 && !roots.some((root) => within(real, realPathOf(root)))) {
+  if (roots.length > 0 && !roots.some((root) => isWithin(real, realPathOf(root)))) {
     refuse(
       "cwd",
       "cwd.worktree-roots",

@@ -11,6 +11,7 @@ import { parseArgs } from "node:util";
 import { findNodeAtLocation, type ParseError, parseTree, printParseErrorCode } from "jsonc-parser";
 import { z } from "zod";
 import { CodexdError } from "../errors.ts";
+import { isWithin } from "../paths.ts";
 import { codexHomeRoot } from "../provider/codex/codex-home.ts";
 import { McpServer } from "../provider/spec.ts";
 import { DEFAULT_LIMITS } from "./http-edge.ts";
@@ -354,23 +355,18 @@ function agentCodexHome(
   return home;
 }
 
-function inside(child: string, parent: string): boolean {
-  const relative = path.relative(parent, child);
-  return relative === "" || (!relative.startsWith("..") && !path.isAbsolute(relative));
-}
-
 /**
  * With `codex.user` the codex home is handed to that user, so it may neither hold nor sit inside
  * what the user must not read: the state dir and the token file.
  */
 function checkAgentPaths(stateDir: string, home: string, tokenFile: string | undefined): void {
-  if (inside(home, stateDir) || inside(stateDir, home)) {
+  if (isWithin(home, stateDir) || isWithin(stateDir, home)) {
     throw new ConfigError(
       `codex.home ${home} and the state dir ${stateDir} overlap: with codex.user the codex home ` +
         `belongs to that user, the state dir (token, database) must stay out of its reach`,
     );
   }
-  if (tokenFile !== undefined && inside(tokenFile, home)) {
+  if (tokenFile !== undefined && isWithin(tokenFile, home)) {
     throw new ConfigError(
       `server.tokenFile ${tokenFile} is inside codex.home ${home}, which codex.user owns`,
     );

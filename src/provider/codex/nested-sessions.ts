@@ -11,6 +11,7 @@
 import { realpath } from "node:fs/promises";
 import path from "node:path";
 import { InvalidInput } from "../../errors.ts";
+import { isWithin } from "../../paths.ts";
 import { repositoryGitDirs } from "./git-dirs.ts";
 
 /** A live session, as far as nesting goes. */
@@ -55,6 +56,5 @@ export async function realOf(dir: string): Promise<string> {
 
 /** Whether `inner` lies strictly inside `outer`. */
 function within(inner: string, outer: string): boolean {
-  const relative = path.relative(outer, inner);
-  return relative !== "" && !relative.startsWith("..") && !path.isAbsolute(relative);
+  return inner !== outer && isWithin(inner, outer);
 }

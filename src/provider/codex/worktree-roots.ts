@@ -10,6 +10,7 @@
  */
 import { realpath } from "node:fs/promises";
 import path from "node:path";
+import { isWithin } from "../../paths.ts";
 
 /** The roots (their real paths) to deny to reads for a session in `cwd`. */
 export async function worktreeRootsHiddenFrom(
@@ -21,13 +22,7 @@ export async function worktreeRootsHiddenFrom(
   const hidden: string[] = [];
   for (const root of roots) {
     const realRoot = await realpath(root).catch(() => path.resolve(root));
-    if (!within(realRoot, real)) hidden.push(realRoot);
+    if (!isWithin(realRoot, real)) hidden.push(realRoot);
   }
   return hidden;
-}
-
-/** Whether `inner` is `outer` or lies inside it. */
-function within(inner: string, outer: string): boolean {
-  const relative = path.relative(outer, inner);
-  return relative === "" || (!relative.startsWith("..") && !path.isAbsolute(relative));
 }
