@@ -240,6 +240,7 @@ function mergePolicies(files: ParsedFile[]): MergedPolicy {
       envAllow: files.flatMap((f) => f.policy.spec?.env?.allow ?? []),
       mcpServers: last((p) => p.spec?.mcpServers) ?? POLICY_DEFAULTS.specMcpServers,
       maxSandbox: last((p) => p.spec?.maxSandbox) ?? POLICY_DEFAULTS.specMaxSandbox,
+      maxWebSearch: last((p) => p.spec?.maxWebSearch) ?? POLICY_DEFAULTS.specMaxWebSearch,
     },
     budgets: mergeBudgets(files.map((f) => f.policy.budgets)),
     // Shadowing is a property of one file, never inherited.

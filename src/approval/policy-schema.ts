@@ -4,6 +4,7 @@
  * merging.
  */
 import { z } from "zod";
+import { WebSearchMode } from "../provider/spec.ts";
 
 export const PolicyDecision = z.enum(["allow", "deny", "ask"]);
 export type PolicyDecision = z.infer<typeof PolicyDecision>;
@@ -145,6 +146,8 @@ export const PolicyFile = z.strictObject({
     mcpServers: z.enum(["allow", "deny"]).optional(),
     /** The loosest sandbox a spec may name. */
     maxSandbox: SandboxMode.optional(),
+    /** The most web search a spec may ask for (`disabled` < `cached` < `live`). */
+    maxWebSearch: WebSearchMode.optional(),
   }).optional(),
   budgets: Budgets.optional(),
   mode: z.enum(["enforce", "shadow"]).optional(),
@@ -188,6 +191,7 @@ export interface MergedPolicy {
     envAllow: string[];
     mcpServers: "allow" | "deny";
     maxSandbox: SandboxMode;
+    maxWebSearch: WebSearchMode;
   };
   /** Token caps; null: no cap. */
   budgets: MergedBudgets;
@@ -213,6 +217,8 @@ export const POLICY_DEFAULTS = {
   /** Fail closed: a policy that says nothing lets a spec set no env, start no MCP server. */
   specMcpServers: "deny",
   specMaxSandbox: "workspace-write",
+  /** Web search runs outside the sandbox: off unless a policy lets a spec ask for it. */
+  specMaxWebSearch: "disabled",
   /** No caps unless a policy sets them; cached input counts in full (every token the model read). */
   budgets: {
     sessionTokens: null,

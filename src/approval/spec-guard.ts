@@ -11,6 +11,7 @@
  * - `sandbox`: no looser than the policy's `spec.maxSandbox` (an unnamed sandbox becomes
  *   read-only where that is the limit); `permissionMode: bypassPermissions` only under
  *   `allowBypass: true`;
+ * - `webSearch`: no more than the policy's `spec.maxWebSearch` (`disabled` unless it says);
  * - `permissionConfig.defaultDecision`: no looser than the policy's default (the engine also
  *   only lets the spec narrow; see engine.ts);
  * - `cwd`: resolved (symlinks, `..`) to a real folder that is not `/`, a system folder, a home
@@ -27,7 +28,7 @@ import { homedir } from "node:os";
 import path from "node:path";
 import { CodexdError } from "../errors.ts";
 import { isWithin } from "../paths.ts";
-import type { Spec } from "../provider/spec.ts";
+import type { Spec, WebSearchMode } from "../provider/spec.ts";
 import type { ShellAnalyzer } from "./analyzer.ts";
 import type { CompiledPolicy } from "./compiled-policy.ts";
 import { type EngineDecision, evaluate } from "./engine.ts";
@@ -113,6 +114,7 @@ export function guardSpec(
 
   checkEnv(spec.env ?? {}, "env", policy, refuse);
   checkPermissions(spec, policy, refuse);
+  checkWebSearch(spec, policy, refuse);
   checkMcpServers(guarded, policy, analyzer, refuse);
   return { refusals, spec: guarded };
 }
@@ -131,6 +133,21 @@ export function guardSpecOrThrow(
 }
 
 type Refuse = (path: string, rule: string, message: string) => void;
+
+const WEB_SEARCH_ORDER: Record<WebSearchMode, number> = { disabled: 0, cached: 1, live: 2 };
+
+function checkWebSearch(spec: Spec, policy: CompiledPolicy, refuse: Refuse): void {
+  const max = policy.merged.spec.maxWebSearch;
+  if (spec.webSearch === undefined || WEB_SEARCH_ORDER[spec.webSearch] <= WEB_SEARCH_ORDER[max]) {
+    return;
+  }
+  refuse(
+    "webSearch",
+    "webSearch.max",
+    `web search ${spec.webSearch} runs outside the sandbox and is more than policy ` +
+      `${policy.name} allows (spec.maxWebSearch: ${max})`,
+  );
+}
 
 function checkEnv(
   env: Record<string, string>,

@@ -32,6 +32,10 @@ const McpServerName = z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, "must match [A-Z
 /** Its form only: whether the folder exists is the session service's check (a 400 naming `cwd`). */
 export const Cwd = z.string().refine(isAbsolute, "must be an absolute path");
 
+/** codex's `web_search` setting: off, answers from OpenAI's cache, or live pages. */
+export const WebSearchMode = z.enum(["disabled", "cached", "live"]);
+export type WebSearchMode = z.infer<typeof WebSearchMode>;
+
 export const Spec = z.strictObject({
   prompt: z.string().min(1),
   /** The session's worktree: absolute (and existing: see Cwd). */
@@ -41,6 +45,11 @@ export const Spec = z.strictObject({
   developerInstructions: z.string().optional(),
   reasoningEffort: z.enum(["none", "minimal", "low", "medium", "high", "xhigh"]).optional(),
   sandbox: z.enum(["read-only", "workspace-write", "danger-full-access"]).optional(),
+  /**
+   * codex's web search for this session: it runs at the model provider, outside the sandbox, so
+   * it is off unless asked for here, and at most what the policy's `spec.maxWebSearch` allows.
+   */
+  webSearch: WebSearchMode.optional(),
   permissionMode: PermissionMode.default("default"),
   /** The fleet policy's name (a file `policies/<name>.yaml`). */
   policy: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/).default("default"),

@@ -31,6 +31,7 @@ spec:
     allow: ["*"]
   mcpServers: allow
   maxSandbox: danger-full-access
+  maxWebSearch: cached
 `;
 const SILENT = "version: 1\nname: silent\ndefault: allow\n";
 const ASKING = `
@@ -380,6 +381,16 @@ describe("sandbox and permissions", () => {
     expect(refusals({ policy: "asking", sandbox: "read-only" })).toEqual([]);
   });
 
+  test("web search only as far as the policy's maxWebSearch (none unless it says)", () => {
+    expect(refusals({ webSearch: "cached" })).toEqual([["webSearch", "webSearch.max"]]);
+    expect(refusals({ policy: "strict", webSearch: "live" }))
+      .toEqual([["webSearch", "webSearch.max"]]);
+    expect(refusals({ webSearch: "disabled" })).toEqual([]);
+    expect(refusals({ policy: "open", webSearch: "cached" })).toEqual([]);
+    expect(refusals({ policy: "open", webSearch: "live" }))
+      .toEqual([["webSearch", "webSearch.max"]]);
+  });
+
   test("an unnamed sandbox is read-only where that is the policy's limit", () => {
     expect(guard({ policy: "asking" }).spec.sandbox).toBe("read-only");
     expect(guard({}).spec.sandbox).toBeUndefined();
@@ -567,6 +578,7 @@ describe("the policy file's spec section", () => {
       envAllow: ["A_TOKEN", "B_TOKEN"],
       mcpServers: "deny",
       maxSandbox: "workspace-write",
+      maxWebSearch: "disabled",
     });
   });
 });

@@ -4,7 +4,7 @@
  */
 import { CORE_ENV_NAMES, LOCALE_PREFIX } from "./child-env.ts";
 import path from "node:path";
-import type { McpServer, PermissionMode, Spec } from "../spec.ts";
+import type { McpServer, PermissionMode, Spec, WebSearchMode } from "../spec.ts";
 import type { IgnoredField, PlanOptions } from "../types.ts";
 
 export type ApprovalPolicy = "untrusted" | "on-request" | "never";
@@ -101,11 +101,12 @@ export const PINNED_FEATURES: Readonly<Record<string, boolean>> = Object.freeze(
 });
 
 /**
- * codex's web search, off: the search runs at the model provider, outside the sandbox whose
- * network is off, so a query (or, live, a page fetched from a URL the model chose) would carry
- * what an agent read in the worktree to any address on the internet.
+ * codex's web search unless the spec asks for it (within its policy's `spec.maxWebSearch`): off.
+ * The search runs at the model provider, outside the sandbox whose network is off, so a query
+ * (or, live, a page fetched from a URL the model chose) would carry what an agent read in the
+ * worktree to any address on the internet.
  */
-export const PINNED_WEB_SEARCH = "disabled";
+export const DEFAULT_WEB_SEARCH: WebSearchMode = "disabled";
 
 /**
  * What agent commands inherit from codex's own environment (codex's `include_only` patterns:
@@ -198,13 +199,14 @@ export function pinnedConfig(
   cwd: string,
   env: Readonly<Record<string, string>> | undefined,
   aliases: readonly string[] = [],
+  webSearch: WebSearchMode = DEFAULT_WEB_SEARCH,
 ): Record<string, unknown> {
   return {
     projects: untrustedProjects(cwd, aliases),
     shell_environment_policy: commandEnvPolicy(env),
     features: { ...PINNED_FEATURES },
     skills: { ...PINNED_SKILLS },
-    web_search: PINNED_WEB_SEARCH,
+    web_search: webSearch,
   };
 }
 
@@ -222,6 +224,7 @@ export const SPEC_FIELD_HANDLING: Record<
   sandbox: {
     translatedTo: "thread/start config default_permissions (sandbox: danger-full-access)",
   },
+  webSearch: { translatedTo: "thread/start config web_search" },
   permissionMode: { translatedTo: "thread/start approvalPolicy and default_permissions" },
   mcpServers: { translatedTo: "thread/start config mcp_servers.<name>" },
   env: { translatedTo: "thread/start config shell_environment_policy.set (and include_only)" },
@@ -355,7 +358,7 @@ export function textInput(text: string): TextInput[] {
 /** The `thread/start` params for a spec (also the overrides `thread/resume` sends). */
 export function planThread(spec: Spec, options: CodexPlanOptions = {}): ThreadStartParams {
   const permissions = codexPermissions(spec.permissionMode, spec.sandbox);
-  const config = pinnedConfig(spec.cwd, spec.env, options.cwdAliases);
+  const config = pinnedConfig(spec.cwd, spec.env, options.cwdAliases, spec.webSearch);
   const sandbox = permissions.sandbox;
   if (sandbox !== "danger-full-access") {
     Object.assign(config, sandboxProfileConfig(sandbox, options.readDenied, options.readOnly));

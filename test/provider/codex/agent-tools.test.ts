@@ -1,17 +1,24 @@
 /**
  * The tools codex offers the model that codexd cannot govern are off (plan.ts `PINNED_FEATURES`,
- * `PINNED_WEB_SEARCH`), against the real codex:
+ * `DEFAULT_WEB_SEARCH`), against the real codex:
  * - sub-agents (`multi_agent_v1`): a sub-agent is a thread of codex's own; its commands' approval
  *   requests name no codexd session, and its model calls and token usage reach no journal and no
  *   budget. Positive control: on a bare codex the model's `spawn_agent` starts a sub-agent whose
  *   conversation reaches the model.
- * - web search: it runs at the model provider, outside the sandbox, whose network is off.
+ * - web search: it runs at the model provider, outside the sandbox, whose network is off; a spec
+ *   may ask for it as far as its policy's `spec.maxWebSearch` allows (spec-guard.test.ts).
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { type ScriptedModel, startScriptedModel, step } from "../../support/scripted.ts";
 import type { RecordedRequest } from "../../../src/devtools/scripted-model.ts";
 import { Spec } from "../../../src/provider/spec.ts";
-import { bareCodexTurn, makeTempWorktree, type TempWorktree } from "../../support/codex-harness.ts";
+import {
+  asRecord,
+  LineClient,
+  makeTempWorktree,
+  startCodex,
+  type TempWorktree,
+} from "../../support/codex-harness.ts";
 import { EventRecorder, startTestProvider } from "../../support/provider-fixture.ts";
 
 /** The spawn_agent call the model makes in `DELEGATE` turns, and the sub-agent's own task. */
@@ -87,16 +94,20 @@ describe("tools codexd cannot govern are off (real codex)", () => {
     "positive control: a bare codex offers sub-agents and web search; spawn_agent starts one",
     async () => {
       const from = await requestCount();
-      await bareCodexTurn({
-        model,
-        modelArgs: { requestMaxRetries: 0 },
-        cwd: worktree.path,
-        prompt: "DELEGATE the count",
-      });
+      await using codex = await startCodex({ model, modelArgs: { requestMaxRetries: 0 } });
+      const client = new LineClient(codex);
+      client.onServerRequest(() => ({ decision: "accept" }));
+      await client.initialize();
+      const started = asRecord(
+        await client.request("thread/start", { cwd: worktree.path, sandbox: "workspace-write" }),
+      );
+      await client.runTurn(String(asRecord(started.thread).id), "DELEGATE the count");
       const first = (await requestsMentioning(from, "DELEGATE the count"))[0]!;
       expect(toolNames(first)).toEqual(expect.arrayContaining(["multi_agent_v1", "web_search"]));
-      // The sub-agent's own conversation reached the model (answered by the SUBAGENT-TASK rule).
-      expect(subAgentRequests(await requestsMentioning(from, SUB_TASK))).not.toEqual([]);
+      // The sub-agent's own conversation reaches the model (the SUBAGENT-TASK rule answers it),
+      // while codex still runs.
+      const subAgent = await model.waitForRequest((r) => r.answeredBy === 1, { from });
+      expect(JSON.stringify(subAgent.body?.input)).toContain(SUB_TASK);
     },
     60_000,
   );
@@ -118,6 +129,23 @@ describe("tools codexd cannot govern are off (real codex)", () => {
       // The model called spawn_agent anyway: codex answered the call, and no sub-agent ran.
       expect(JSON.stringify(sent.at(-1)!.body?.input)).toContain("call_spawn");
       expect(subAgentRequests(await requestsMentioning(from, SUB_TASK))).toEqual([]);
+    },
+    60_000,
+  );
+
+  test(
+    "a spec asking for web search gets it (its policy allowing: the spec guard's check)",
+    async () => {
+      const from = await requestCount();
+      await using codex = await startTestProvider({ model });
+      const handle = await codex.provider.spawn(
+        Spec.parse({ cwd: worktree.path, prompt: "SEARCH allowed", webSearch: "cached" }),
+      );
+      await new EventRecorder(handle).waitFor((e) => e.type === "result", 30_000, "result");
+      await handle.stop();
+      const sent = await requestsMentioning(from, "SEARCH allowed");
+      expect(toolNames(sent[0]!)).toContain("web_search");
+      expect(toolNames(sent[0]!)).not.toContain("multi_agent_v1");
     },
     60_000,
   );

@@ -140,6 +140,8 @@ describe("planSpawn", () => {
       // Started outside the sandbox: never in the worktree (no cwd given: "/").
       "mcp_servers.docs": { command: "node", args: ["srv.js"], cwd: "/", env: { K: "v" } },
     });
+    // Web search only as the spec asks (its policy allowing: spec-guard.ts).
+    expect(planSpawn(spec({ webSearch: "cached" })).threadStart.config.web_search).toBe("cached");
     const placed = planSpawn(spec({ mcpServers: { docs: { command: "x", args: [], env: {} } } }), {
       mcpCwd: "/tmp/codexd-tmp-1/.mcp-cwd",
     });
