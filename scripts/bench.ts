@@ -137,6 +137,7 @@ async function main(): Promise<void> {
   const ctx: BenchContext = {
     model: modelProcess ?? model,
     recordingModel: model,
+    ...(modelProcess && { modelPid: modelProcess.pid }),
     cwd: worktree.path,
     codexBinary,
     daemonMode,
@@ -187,7 +188,7 @@ async function main(): Promise<void> {
   }
   results.throughput = await attempt(
     "throughput",
-    () => throughput(ctx, { runs: options.quick ? 1 : 5 }),
+    () => throughput(ctx, { runs: options.quick ? 1 : 5, pin: true }),
   );
   results.concurrency = await attempt("concurrency", () =>
     concurrency(ctx, {

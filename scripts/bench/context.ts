@@ -8,6 +8,8 @@ export interface BenchContext {
   model: ModelEndpoint;
   /** The in-process model, whose recorded requests the turn profile reads. */
   recordingModel: ScriptedModel;
+  /** The model's own process, when it has one (the throughput scenario pins it). */
+  modelPid?: number;
   /** A git worktree under the temp folder that sessions use as their cwd. */
   cwd: string;
   /** The native codex binary every scenario runs. */
