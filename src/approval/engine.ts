@@ -17,6 +17,7 @@ import {
   searchRuleMatches,
 } from "./compiled-policy.ts";
 import { checkPaths } from "./file-paths.ts";
+import { ungrantablePermissions } from "./permission-grants.ts";
 import type { PolicyDecision } from "./policy-schema.ts";
 
 export interface EngineDecision {
@@ -56,13 +57,24 @@ export function evaluate(
       return evaluateFileChange(policy, request.paths, request.grantRoot ?? undefined, session);
     case "mcpTool":
       return evaluateMcp(policy, request.server, request.tool, session);
-    case "permissions":
-      return bypassing(policy, session) ? bypassDecision() : {
+    case "permissions": {
+      if (bypassing(policy, session)) return bypassDecision();
+      const ungrantable = ungrantablePermissions(request.permissions);
+      if (ungrantable !== undefined) {
+        return {
+          decision: "deny",
+          ruleId: "builtin.sandbox-escalation",
+          source: "builtin",
+          reason: `the request asks for ${ungrantable}; a policy can grant network access only`,
+        };
+      }
+      return {
         decision: policy.merged.permissions,
         ruleId: "permissions",
         source: `policy:${policy.name}`,
         reason: `policy ${policy.name} says ${policy.merged.permissions} to extra permissions`,
       };
+    }
   }
 }
 

@@ -404,9 +404,49 @@ mcp:
     expect(mcp("github", "get_issue")).toMatchObject({ decision: "allow", ruleId: "gh-read" });
     expect(mcp("github", "delete_repo")).toMatchObject({ decision: "deny", ruleId: "mcp.default" });
   });
-  test("permissions are denied unless the policy says otherwise", () => {
-    const req = { kind: "permissions" as const, permissions: { network: true } };
+  test("network access is denied unless the policy says otherwise", () => {
+    const req = { kind: "permissions" as const, permissions: { network: { enabled: true } } };
     expect(evaluate(env.store.get("m"), req, facts(), fakeAnalyzer).decision).toBe("deny");
-    expect(evaluate(env.store.get("p"), req, facts(), fakeAnalyzer).decision).toBe("ask");
+    expect(evaluate(env.store.get("p"), req, facts(), fakeAnalyzer)).toMatchObject({
+      decision: "ask",
+      ruleId: "permissions",
+    });
+    // An empty file-system part asks for nothing more.
+    const emptyFiles = {
+      network: { enabled: true },
+      fileSystem: { entries: [], read: null, write: [], globScanMaxDepth: null },
+    };
+    expect(
+      evaluate(env.store.get("p"), { ...req, permissions: emptyFiles }, facts(), fakeAnalyzer)
+        .ruleId,
+    ).toBe("permissions");
   });
+  // Shapes of codex 0.169's RequestPermissionProfile (generate-json-schema): every file-system
+  // grant, and anything codexd does not know, is declined whatever the policy says.
+  const ungrantable: [string, unknown][] = [
+    ["write on a folder", { fileSystem: { write: ["/srv/other"] } }],
+    ["read on a folder", { fileSystem: { read: ["/root/.ssh"] } }],
+    ["write on the root", {
+      fileSystem: {
+        entries: [{ access: "write", path: { type: "special", value: { kind: "root" } } }],
+      },
+    }],
+    ["a glob entry", {
+      fileSystem: { entries: [{ access: "read", path: { type: "glob_pattern", pattern: "**" } }] },
+    }],
+    ["network with files", { network: { enabled: true }, fileSystem: { write: ["/"] } }],
+    ["a field codexd does not know", { network: { enabled: true }, processes: { spawn: true } }],
+    ["network in another shape", { network: true }],
+    ["not an object", "all"],
+  ];
+  for (const [name, permissions] of ungrantable) {
+    test(`permissions: ${name} is declined by the floor`, () => {
+      const req = { kind: "permissions" as const, permissions };
+      expect(evaluate(env.store.get("p"), req, facts(), fakeAnalyzer)).toMatchObject({
+        decision: "deny",
+        ruleId: "builtin.sandbox-escalation",
+        source: "builtin",
+      });
+    });
+  }
 });

@@ -42,13 +42,18 @@ export async function startTestProvider(options: {
   provider?: Partial<CodexProviderOptions>;
   /** Added to the environment the daemon would hand codex (before codexd filters it). */
   env?: Record<string, string>;
+  /** More arguments for codex (after the model's), e.g. `-c` overrides of its defaults. */
+  codexArgs?: readonly string[];
 }): Promise<TestProvider> {
   const codexHome = options.codexHome ?? await makeCodexHome();
   const userHome = path.join(codexHome, "user-home");
   await mkdir(userHome, { recursive: true });
   const child = await startCodexChild({
     codexHome,
-    extraArgs: options.model.codexArgs(options.modelArgs ?? { requestMaxRetries: 0 }),
+    extraArgs: [
+      ...options.model.codexArgs(options.modelArgs ?? { requestMaxRetries: 0 }),
+      ...options.codexArgs ?? [],
+    ],
     // The user's own shell profile and git config stay out of the tests.
     inheritedEnv: { PATH: process.env.PATH, LANG: "C.UTF-8", HOME: userHome, ...options.env },
     searchFrom: [REPO_ROOT],

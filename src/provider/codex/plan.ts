@@ -88,7 +88,10 @@ export interface CodexPlanOptions extends PlanOptions {
  * - `multi_agent` and `multi_agent_v2` off: a sub-agent is a thread of codex's own that codexd
  *   does not govern (its approval requests name no session, so every command it tries is
  *   rejected; its events and token usage reach no journal and no budget), so the model gets no
- *   tool to spawn one (test/provider/codex/agent-tools.test.ts).
+ *   tool to spawn one (test/provider/codex/agent-tools.test.ts);
+ * - `request_permissions_tool` and `exec_permission_approvals` off: the model asking for a wider
+ *   sandbox (src/approval/permission-grants.ts says what the bridge would grant: network access
+ *   at most); off in codex 0.169 already, pinned so a codex that turns them on does not offer them.
  * The drift check (protocol-usage.ts) verifies each name exists in the installed codex.
  */
 export const PINNED_FEATURES: Readonly<Record<string, boolean>> = Object.freeze({
@@ -98,6 +101,8 @@ export const PINNED_FEATURES: Readonly<Record<string, boolean>> = Object.freeze(
   skill_mcp_dependency_install: false,
   multi_agent: false,
   multi_agent_v2: false,
+  request_permissions_tool: false,
+  exec_permission_approvals: false,
 });
 
 /**

@@ -150,3 +150,62 @@ describe("tools codexd cannot govern are off (real codex)", () => {
     60_000,
   );
 });
+
+/**
+ * A codex whose own defaults offer the model a way to ask for a wider sandbox. codex 0.169 offers
+ * `request_permissions` only to an `on-request` thread with the feature on; codexd's threads are
+ * `untrusted` and pin the features off, either of which keeps it away (measured: without the pin
+ * the provider's thread still lacks it), and the bridge grants network access at most should a
+ * codex ask anyway (permission-grants.ts, engine.test.ts).
+ */
+const PERMISSION_TOOLS_ON = [
+  "-c",
+  "features.request_permissions_tool=true",
+  "-c",
+  "features.exec_permission_approvals=true",
+];
+
+describe("the model's requests for a wider sandbox are not offered (real codex)", () => {
+  test(
+    "positive control: with the features on, a bare on-request thread offers request_permissions",
+    async () => {
+      const from = await requestCount();
+      await using codex = await startCodex({
+        model,
+        modelArgs: { requestMaxRetries: 0 },
+        extraArgs: PERMISSION_TOOLS_ON,
+      });
+      const client = new LineClient(codex);
+      client.onServerRequest(() => ({ decision: "decline" }));
+      await client.initialize();
+      const started = asRecord(
+        await client.request("thread/start", {
+          cwd: worktree.path,
+          sandbox: "workspace-write",
+          approvalPolicy: "on-request",
+        }),
+      );
+      await client.runTurn(String(asRecord(started.thread).id), "PERMISSIONS bare");
+      const sent = await requestsMentioning(from, "PERMISSIONS bare");
+      expect(toolNames(sent[0]!)).toContain("request_permissions");
+    },
+    60_000,
+  );
+
+  test(
+    "through codexd's provider on the same codex, request_permissions is not offered",
+    async () => {
+      const from = await requestCount();
+      await using codex = await startTestProvider({ model, codexArgs: PERMISSION_TOOLS_ON });
+      const handle = await codex.provider.spawn(
+        Spec.parse({ cwd: worktree.path, prompt: "PERMISSIONS provider" }),
+      );
+      await new EventRecorder(handle).waitFor((e) => e.type === "result", 30_000, "result");
+      await handle.stop();
+      const sent = await requestsMentioning(from, "PERMISSIONS provider");
+      expect(toolNames(sent[0]!)).toContain("exec_command");
+      expect(toolNames(sent[0]!)).not.toContain("request_permissions");
+    },
+    60_000,
+  );
+});

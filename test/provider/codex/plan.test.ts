@@ -127,6 +127,8 @@ describe("planSpawn", () => {
         skill_mcp_dependency_install: false,
         multi_agent: false,
         multi_agent_v2: false,
+        request_permissions_tool: false,
+        exec_permission_approvals: false,
       },
       skills: { include_instructions: false },
       web_search: "disabled",
