@@ -114,6 +114,11 @@ export type SystemEvent =
       /** A request from codex that codexd does not answer with an approval. */
       | { subtype: "unhandled_server_request"; method: string; reason: string }
       | { subtype: "approval_denied"; requestId: string; message: string }
+      /**
+       * codex started a turn on its own (a goal's continuation, or any feature that does): it is
+       * interrupted, its events are dropped and its approvals declined unasked.
+       */
+      | { subtype: "turn_refused"; turnId: string; message: string }
     )
   | SecurityEvent;
 

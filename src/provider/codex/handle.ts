@@ -121,6 +121,8 @@ export class CodexHandle implements Handle {
   #stopping: Promise<void> | undefined;
   /** Turn ids that already got their terminal event (a late turn/completed is ignored). */
   readonly #finishedTurns = new Set<string>();
+  /** Turns codex started on its own (#refuseTurn): their approvals are declined unasked. */
+  readonly #refusedTurns = new Set<string>();
   /** Counts for metrics and tests. */
   readonly stats = { unknownNotifications: 0, invalidNotifications: 0 };
 
@@ -273,9 +275,10 @@ export class CodexHandle implements Handle {
           return { turnId, queued: false };
         }
         if (turn.id !== undefined && turn.id !== turnId) {
-          // A late turn/started of an earlier, ended turn was taken for this one: codex's answer
-          // to this turn's own request is authoritative.
-          this.#markFinished(turn.id);
+          // Another turn's turn/started was taken for this one (an ended turn of ours is in
+          // #finishedTurns and is not taken): codex's answer to this turn's own request is
+          // authoritative, and the other turn is one codex started by itself.
+          this.#refuseTurn(turn.id);
           turn.id = undefined;
         }
         this.#turnIdKnown(turn, turnId);
@@ -381,6 +384,30 @@ export class CodexHandle implements Handle {
     }
   }
 
+  /**
+   * A turn codex started without codexd asking (a goal's automatic continuation in codex 0.169;
+   * plan.ts pins `goals` off, this holds for whatever else starts one): the runner did not ask
+   * for it, its budget and its queue know nothing of it, and it would run after the session went
+   * idle. It is interrupted, what it says is dropped, and its approvals are declined unasked.
+   */
+  #refuseTurn(turnId: string): void {
+    this.#markFinished(turnId);
+    this.#refusedTurns.add(turnId);
+    if (this.#refusedTurns.size > 64) {
+      this.#refusedTurns.delete(this.#refusedTurns.values().next().value!);
+    }
+    this.emit({
+      type: "system",
+      subtype: "turn_refused",
+      turnId,
+      message: `codex started turn ${turnId} on its own; codexd runs only the turns its runner ` +
+        "asks for, so it is interrupted",
+    });
+    if (!this.#closing) {
+      void this.#bestEffort("turn/interrupt", { threadId: this.#threadId, turnId });
+    }
+  }
+
   #turnIdKnown(turn: ActiveTurn, turnId: string): void {
     if (turn.id !== undefined) return;
     turn.id = turnId;
@@ -454,16 +481,22 @@ export class CodexHandle implements Handle {
     const turn = this.#active;
     for (const event of mapped.events) {
       if (
-        event.type === "turn.started" && turn && event.turnId &&
-        !this.#finishedTurns.has(event.turnId)
+        event.type === "turn.started" && event.turnId && !this.#finishedTurns.has(event.turnId)
       ) {
-        this.#turnIdKnown(turn, event.turnId);
+        // Ours: the turn codexd asked for, whose id codex has not named yet (or named the same).
+        if (turn && (turn.id === undefined || turn.id === event.turnId)) {
+          this.#turnIdKnown(turn, event.turnId);
+        } else {
+          this.#refuseTurn(event.turnId);
+          continue;
+        }
       }
       // A turn that already got its terminal event (a deadline, or an interrupt racing its
-      // completion) says nothing more: codex's late deltas and items for it are dropped. What
-      // codex did on its own meanwhile (typed input, a reviewer's verdict) is still recorded.
+      // completion), or one codex started on its own, says nothing more: codex's late deltas and
+      // items for it are dropped. What codex did meanwhile (typed input, a reviewer's verdict) is
+      // still recorded, and so are the tokens it spent (the budgets count them).
       if (
-        event.turnId && this.#finishedTurns.has(event.turnId) &&
+        event.turnId && this.#finishedTurns.has(event.turnId) && event.type !== "usage" &&
         !(event.type === "system" && SECURITY_SUBTYPES.has(event.subtype))
       ) continue;
       if (event.type === "message" && turn) turn.lastMessage = event.text;
@@ -566,22 +599,25 @@ export class CodexHandle implements Handle {
     }
     const requestId = `apr_${Date.now().toString(36)}_${(++requestCounter).toString(36)}`;
     const started = performance.now();
-    // A request codexd cannot judge (an MCP tool it cannot name) is declined without asking.
-    const verdict: ApprovalVerdict = plan.decided ?? await this.#approver.decide(plan.request, {
-      requestId,
-      sessionId: this.sessionId,
-      threadId: this.#threadId,
-      ...(plan.turnId && { turnId: plan.turnId }),
-      ...(plan.itemId && { itemId: plan.itemId }),
-      worktree: this.#spec.cwd,
-      policy: this.#spec.policy,
-      permissionMode: this.#spec.permissionMode,
-      ...(this.#spec.permissionConfig && { permissionConfig: this.#spec.permissionConfig }),
-    }).catch((error: unknown): ApprovalVerdict => ({
-      decision: "deny",
-      source: "error",
-      reason: `approval bridge failed: ${errorMessage(error)}`,
-    }));
+    // A request codexd cannot judge (an MCP tool it cannot name), or one of a turn codex started
+    // on its own, is declined without asking.
+    const verdict: ApprovalVerdict = plan.decided ??
+      refusedTurnVerdict(plan.turnId, this.#refusedTurns) ??
+      await this.#approver.decide(plan.request, {
+        requestId,
+        sessionId: this.sessionId,
+        threadId: this.#threadId,
+        ...(plan.turnId && { turnId: plan.turnId }),
+        ...(plan.itemId && { itemId: plan.itemId }),
+        worktree: this.#spec.cwd,
+        policy: this.#spec.policy,
+        permissionMode: this.#spec.permissionMode,
+        ...(this.#spec.permissionConfig && { permissionConfig: this.#spec.permissionConfig }),
+      }).catch((error: unknown): ApprovalVerdict => ({
+        decision: "deny",
+        source: "error",
+        reason: `approval bridge failed: ${errorMessage(error)}`,
+      }));
     const request = plan.request;
     this.emit({
       type: "approval",
@@ -690,6 +726,19 @@ export class CodexHandle implements Handle {
       this.#options.logger?.warn(`${method} failed while stopping`, { error: errorMessage(error) });
     }
   }
+}
+
+function refusedTurnVerdict(
+  turnId: string | undefined,
+  refused: ReadonlySet<string>,
+): ApprovalVerdict | undefined {
+  if (turnId === undefined || !refused.has(turnId)) return undefined;
+  return {
+    decision: "deny",
+    ruleId: "builtin.unrequested-turn",
+    source: "builtin",
+    reason: `turn ${turnId} was started by codex on its own, not by the session's runner`,
+  };
 }
 
 function defaultTimer(fn: () => void, ms: number): { cancel(): void } {

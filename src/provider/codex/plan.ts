@@ -91,7 +91,11 @@ export interface CodexPlanOptions extends PlanOptions {
  *   tool to spawn one (test/provider/codex/agent-tools.test.ts);
  * - `request_permissions_tool` and `exec_permission_approvals` off: the model asking for a wider
  *   sandbox (src/approval/permission-grants.ts says what the bridge would grant: network access
- *   at most); off in codex 0.169 already, pinned so a codex that turns them on does not offer them.
+ *   at most); off in codex 0.169 already, pinned so a codex that turns them on does not offer them;
+ * - `goals` off: a goal the model creates (`create_goal`) has codex start turns by itself once the
+ *   runner's turn ended, until the goal is met or its own token budget runs out: turns the runner
+ *   never asked for, running while the session looks idle (the handle refuses any such turn,
+ *   handle.ts `#refuseTurn`; test/provider/codex/agent-tools.test.ts).
  * The drift check (protocol-usage.ts) verifies each name exists in the installed codex.
  */
 export const PINNED_FEATURES: Readonly<Record<string, boolean>> = Object.freeze({
@@ -103,6 +107,7 @@ export const PINNED_FEATURES: Readonly<Record<string, boolean>> = Object.freeze(
   multi_agent_v2: false,
   request_permissions_tool: false,
   exec_permission_approvals: false,
+  goals: false,
 });
 
 /**

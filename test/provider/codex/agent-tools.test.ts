@@ -209,3 +209,76 @@ describe("the model's requests for a wider sandbox are not offered (real codex)"
     60_000,
   );
 });
+
+/** The goal the model sets in `GOAL` turns: codex pursues it in turns of its own. */
+const OBJECTIVE = "GOAL-OBJECTIVE keep refining the files";
+
+describe("the model cannot have codex start turns of its own (real codex)", () => {
+  beforeAll(() => {
+    model.addRule({
+      marker: "GOAL",
+      rounds: [
+        // A small budget of its own ends the bare codex's continuations after one or two turns.
+        [step.functionCall("create_goal", { objective: OBJECTIVE, token_budget: 20_000 })],
+        [step.message("goal set")],
+      ],
+    });
+  });
+
+  test(
+    "positive control: on a bare codex, create_goal has codex continue by itself after the turn",
+    async () => {
+      const from = await requestCount();
+      await using codex = await startCodex({ model, modelArgs: { requestMaxRetries: 0 } });
+      const client = new LineClient(codex);
+      client.onServerRequest(() => ({ decision: "decline" }));
+      await client.initialize();
+      const started = asRecord(
+        await client.request("thread/start", { cwd: worktree.path, sandbox: "workspace-write" }),
+      );
+      const threadId = String(asRecord(started.thread).id);
+      const completed = await client.runTurn(threadId, "GOAL bare");
+      const asked = String(asRecord(asRecord(completed.params).turn).id);
+      const goalTools = toolNames((await requestsMentioning(from, "GOAL bare"))[0]!);
+      expect(goalTools).toContain("create_goal");
+      // A turn nobody asked for: codex starts it and asks the model to go on with the goal.
+      await client.waitForNotification(
+        "turn/started",
+        (p) => asRecord(p.turn).id !== asked,
+        10_000,
+      );
+      const continuation = await model.waitForRequest(
+        (r) => r.answeredBy === "fallback" && JSON.stringify(r.body?.input).includes(OBJECTIVE),
+        { from },
+      );
+      expect(continuation.index).toBeGreaterThan(from);
+    },
+    60_000,
+  );
+
+  test(
+    "through codexd's provider create_goal is not offered, and calling it starts no turn",
+    async () => {
+      const from = await requestCount();
+      await using codex = await startTestProvider({ model });
+      const handle = await codex.provider.spawn(
+        Spec.parse({ cwd: worktree.path, prompt: "GOAL provider" }),
+      );
+      const events = new EventRecorder(handle);
+      await events.waitFor((e) => e.type === "result", 30_000, "result");
+      const sent = await requestsMentioning(from, "GOAL provider");
+      expect(toolNames(sent[0]!)).not.toContain("create_goal");
+      expect(JSON.stringify(sent.at(-1)!.body?.input)).toContain("create_goal");
+      // codex would start its continuation right after the turn: the next request the model
+      // sees is the runner's next turn, none of codex's own.
+      const between = await requestCount();
+      const next = await handle.send("after the goal");
+      await events.waitFor((e) => e.type === "result" && e.turnId === next.turnId, 30_000);
+      const after = await model.waitForRequest(() => true, { from: between });
+      expect(JSON.stringify(after.body?.input)).toContain("after the goal");
+      expect(events.events.filter((e) => e.type === "turn.started")).toHaveLength(2);
+      await handle.stop();
+    },
+    60_000,
+  );
+});

@@ -129,6 +129,7 @@ describe("planSpawn", () => {
         multi_agent_v2: false,
         request_permissions_tool: false,
         exec_permission_approvals: false,
+        goals: false,
       },
       skills: { include_instructions: false },
       web_search: "disabled",
