@@ -8,6 +8,8 @@
  * - `mcpServers`: only where the policy says `spec.mcpServers: allow`, and each server's command
  *   line judged by the engine under the policy like a command an agent runs (built-in rules,
  *   deny, allow-list, ask, default); it must be allowed outright, as nobody is there to ask;
+ *   and no word of it may name a path inside the worktree or a worktree root (the floor:
+ *   mcp-server-code.ts);
  * - `sandbox`: no looser than the policy's `spec.maxSandbox` (an unnamed sandbox becomes
  *   read-only where that is the limit); `permissionMode: bypassPermissions` only under
  *   `allowBypass: true`;
@@ -33,6 +35,7 @@ import type { ShellAnalyzer } from "./analyzer.ts";
 import type { CompiledPolicy } from "./compiled-policy.ts";
 import { type EngineDecision, evaluate } from "./engine.ts";
 import { envFloorReason, envGlobMatches } from "./env-floor.ts";
+import { writableCodeIn } from "./mcp-server-code.ts";
 import type { PolicyDecision, SandboxMode } from "./policy-schema.ts";
 
 /** What the daemon knows that a spec must keep away from. */
@@ -116,6 +119,7 @@ export function guardSpec(
   checkPermissions(spec, policy, refuse);
   checkWebSearch(spec, policy, refuse);
   checkMcpServers(guarded, policy, analyzer, refuse);
+  checkMcpServerCode(spec, guarded, context, refuse);
   return { refusals, spec: guarded };
 }
 
@@ -254,6 +258,36 @@ function checkMcpServers(
       );
     }
     checkEnv(server.env, `${at}.env`, policy, refuse);
+  }
+}
+
+/**
+ * No MCP server of the spec runs code from a folder the session's commands write: its worktree,
+ * and every worktree root (mcp-server-code.ts says why).
+ */
+function checkMcpServerCode(
+  given: Spec,
+  guarded: Spec,
+  context: SpecGuardContext,
+  refuse: Refuse,
+): void {
+  const named = [given.cwd, guarded.cwd, ...context.worktreeRoots ?? []].map((p) =>
+    path.resolve(p)
+  );
+  const roots = [...new Set([...named, ...named.map(realPathOf)])];
+  for (const [name, server] of Object.entries(guarded.mcpServers ?? {})) {
+    const found = writableCodeIn([server.command, ...server.args], roots, realPathOf);
+    if (found === undefined) continue;
+    refuse(
+      found.index === 0
+        ? `mcpServers.${name}.command`
+        : `mcpServers.${name}.args.${found.index - 1}`,
+      "mcpServers.writable-code",
+      `${JSON.stringify(found.word)} names ${found.root}, which the session's commands can ` +
+        "write: an MCP server starts outside the sandbox and would run what they wrote there; " +
+        "install the server outside every worktree (a server that only reads the worktree can " +
+        "get the folder through its env)",
+    );
   }
 }
 

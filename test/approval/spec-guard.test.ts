@@ -318,6 +318,42 @@ describe("mcpServers", () => {
     })).toEqual([]);
   });
 
+  describe("the floor: no server runs code from a folder the session's commands write", () => {
+    const ROOTS = join(tmp.dir, "roots");
+    const OTHER = join(ROOTS, "other-wt");
+    mkdirSync(OTHER, { recursive: true });
+    const LINK = join(tmp.dir, "link-to-wt");
+    symlinkSync(WT, LINK);
+    const refused: [string, string, string[], string][] = [
+      ["a script in the worktree", "python3", [join(WT, "tools/mcp.py")], "args.0"],
+      ["the worktree's own program", join(WT, "bin/server"), [], "command"],
+      ["through a symlink to the worktree", "node", [join(LINK, "srv.js")], "args.0"],
+      ["an option's value", "npm", [`--prefix=${WT}`, "start"], "args.0"],
+      ["an option cluster", "make", [`-C${WT}`, "serve"], "args.0"],
+      ["inside a -c script", "sh", ["-c", `cd ${WT} && exec ./srv`], "args.1"],
+      ["a file URL", "deno", ["run", `file://${WT}/srv.ts`], "args.1"],
+      ["another worktree under worktreeRoots", "node", [join(OTHER, "srv.js")], "args.0"],
+      ["the worktree itself, as the server's folder", "uv", ["run", "--directory", WT], "args.2"],
+    ];
+    for (const [name, command, args, field] of refused) {
+      test(`refused: ${name}`, () => {
+        expect(refusals(
+          { policy: "open", mcpServers: { s: { command, args } } },
+          { worktreeRoots: [ROOTS, tmp.dir] },
+        )).toContainEqual([`mcpServers.s.${field}`, "mcpServers.writable-code"]);
+      });
+    }
+    test("allowed: a server installed elsewhere, and a folder whose name only starts alike", () => {
+      expect(refusals({
+        policy: "open",
+        mcpServers: {
+          a: { command: "/usr/bin/python3", args: ["-m", "docs_mcp"] },
+          b: { command: "node", args: [`${WT}-tools/srv.js`] },
+        },
+      })).toEqual([]);
+    });
+  });
+
   test("a server's env goes through the floor and the policy's names", () => {
     expect(refusals({
       policy: "mcp-fleet",
