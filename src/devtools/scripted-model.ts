@@ -43,6 +43,7 @@ import {
   Script,
 } from "./scripted-model/script.ts";
 import {
+  customCallDone,
   functionCallDone,
   messageAdded,
   messageDone,
@@ -325,6 +326,18 @@ export async function startScriptedModel(
             ...call,
           });
           outputChars += call.arguments.length;
+          break;
+        }
+        case "customCall": {
+          start();
+          const itemId = `ctc_${++itemCounter}`;
+          buffer += customCallDone(itemId, outputIndex++, {
+            callId: s.callId ?? `call_${itemCounter}`,
+            name: s.name,
+            input: s.input,
+            ...(s.namespace === undefined ? {} : { namespace: s.namespace }),
+          });
+          outputChars += s.input.length;
           break;
         }
       }

@@ -116,9 +116,10 @@ export type SystemEvent =
       | { subtype: "approval_denied"; requestId: string; message: string }
       /**
        * codex started a turn on its own (a goal's continuation, or any feature that does): it is
-       * interrupted, its events are dropped and its approvals declined unasked.
+       * interrupted, its events are dropped and its approvals declined unasked. `threadId`: a
+       * sub-agent's thread, when the refused turn was one this session's turn spawned.
        */
-      | { subtype: "turn_refused"; turnId: string; message: string }
+      | { subtype: "turn_refused"; turnId: string; message: string; threadId?: string }
     )
   | SecurityEvent;
 

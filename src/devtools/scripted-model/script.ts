@@ -36,6 +36,18 @@ export const FunctionCallStep = z.strictObject({
   namespace: z.string().min(1).optional(),
 });
 
+/**
+ * A `custom_tool_call`: a freeform tool whose input is raw text (codex 0.169's code-mode `exec`,
+ * which runs JavaScript calling the nested tools, for the gpt-6 models).
+ */
+export const CustomCallStep = z.strictObject({
+  type: z.literal("customCall"),
+  name: z.string().min(1),
+  input: z.string(),
+  callId: z.string().min(1).optional(),
+  namespace: z.string().min(1).optional(),
+});
+
 /** An `exec_command` call, the shell tool codex 0.169 offers for unknown model slugs. */
 export const ExecStep = z.strictObject({
   type: z.literal("exec"),
@@ -76,6 +88,7 @@ export const UsageStep = z.strictObject({
 export const Step = z.union([
   MessageStep,
   FunctionCallStep,
+  CustomCallStep,
   ExecStep,
   DelayStep,
   HttpErrorStep,
@@ -86,7 +99,12 @@ export const Step = z.union([
 export type Step = z.input<typeof Step>;
 export type ParsedStep = z.output<typeof Step>;
 
-const OUTPUT_TYPES: ReadonlySet<string> = new Set(["message", "functionCall", "exec"]);
+const OUTPUT_TYPES: ReadonlySet<string> = new Set([
+  "message",
+  "functionCall",
+  "customCall",
+  "exec",
+]);
 
 /** One model response. */
 export const Round = z.array(Step).superRefine((steps, ctx) => {
@@ -145,6 +163,11 @@ export const step = {
       ...(callId ? { callId } : {}),
       ...options,
     }) as const,
+  customCall: (
+    name: string,
+    input: string,
+    options: { callId?: string; namespace?: string } = {},
+  ) => ({ type: "customCall", name, input, ...options }) as const,
   delay: (ms: number) => ({ type: "delay", ms }) as const,
   httpError: (status: number, options: { retryAfter?: number; message?: string } = {}) =>
     ({ type: "httpError", status, ...options }) as const,

@@ -67,6 +67,25 @@ export function functionCallDone(
     sseEvent("response.output_item.done", { output_index: outputIndex, item });
 }
 
+/** A freeform tool call (`custom_tool_call`): its input is raw text, not JSON arguments. */
+export function customCallDone(
+  itemId: string,
+  outputIndex: number,
+  call: { callId: string; name: string; input: string; namespace?: string },
+): string {
+  const item = {
+    type: "custom_tool_call",
+    id: itemId,
+    call_id: call.callId,
+    name: call.name,
+    ...(call.namespace === undefined ? {} : { namespace: call.namespace }),
+    input: call.input,
+    status: "completed",
+  };
+  return sseEvent("response.output_item.added", { output_index: outputIndex, item }) +
+    sseEvent("response.output_item.done", { output_index: outputIndex, item });
+}
+
 export function responseCompleted(responseId: string, usage: Usage): string {
   return sseEvent("response.completed", {
     response: {

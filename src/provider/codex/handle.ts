@@ -408,6 +408,28 @@ export class CodexHandle implements Handle {
     }
   }
 
+  /** Whether `turnId` is this session's running turn or one of its recent ones. */
+  hadTurn(turnId: string): boolean {
+    return this.#active?.id === turnId || this.#finishedTurns.has(turnId);
+  }
+
+  /**
+   * A sub-agent's turn that descends from this session's turn `rootTurnId` was interrupted (it
+   * may start after that turn ended: the model spawns it and answers at once).
+   */
+  foreignTurnRefused(turn: { threadId: string; turnId: string }, rootTurnId: string): void {
+    if (this.#closing) return;
+    this.emit({
+      type: "system",
+      subtype: "turn_refused",
+      turnId: rootTurnId,
+      threadId: turn.threadId,
+      message: `codex started turn ${turn.turnId} of a sub-agent (thread ${turn.threadId}) this ` +
+        "turn spawned; a sub-agent is no session (its commands are refused, its tokens reach no " +
+        "budget), so it is interrupted",
+    });
+  }
+
   #turnIdKnown(turn: ActiveTurn, turnId: string): void {
     if (turn.id !== undefined) return;
     turn.id = turnId;

@@ -32,6 +32,7 @@ import {
   withPrivateTmp,
 } from "./plan.ts";
 import type { SessionTmp } from "./session-tmp.ts";
+import { type ForeignTurn, foreignTurn } from "./foreign-turns.ts";
 import type { CodexChild } from "./child.ts";
 import { RolloutCalls, type RolloutCallsOptions } from "./rollout-calls.ts";
 
@@ -101,7 +102,9 @@ export class CodexProvider implements Provider {
     this.#child = options.child;
     const rpc = this.#child.rpc;
     rpc.onServerRequest((request) => this.#onServerRequest(request));
-    rpc.onNotification((method) => {
+    rpc.onNotification((method, params) => {
+      const foreign = foreignTurn(method, params);
+      if (foreign) return this.#refuseForeignTurn(foreign);
       this.#options.logger?.debug("notification with no session", { method });
       if (!isQuiet(method)) unhandledNotifications.count(method, "no_session");
     });
@@ -144,6 +147,24 @@ export class CodexProvider implements Provider {
   /** Called each time one of its sessions becomes idle (a turn ended, none queued). */
   onSessionIdle(listener: (handle: CodexHandle) => void): void {
     this.#idleListeners.push(listener);
+  }
+
+  /** Interrupts a turn codex started on a thread no session follows (foreign-turns.ts). */
+  #refuseForeignTurn(turn: ForeignTurn): void {
+    this.#options.logger?.warn("interrupted a turn codex started on a thread no session follows", {
+      threadId: turn.threadId,
+      turnId: turn.turnId,
+      ...(turn.rootTurnId !== undefined && { rootTurnId: turn.rootTurnId }),
+    });
+    this.#child.rpc.request(
+      "turn/interrupt",
+      { threadId: turn.threadId, turnId: turn.turnId },
+      { timeoutMs: 2000 },
+    ).catch(() => {}); // it may have ended already, or codex with it
+    if (turn.rootTurnId === undefined) return;
+    for (const handle of this.#handles.values()) {
+      if (handle.hadTurn(turn.rootTurnId)) handle.foreignTurnRefused(turn, turn.rootTurnId);
+    }
   }
 
   /** Whether this child opened `threadId` (it may still hold it loaded, and locked). */

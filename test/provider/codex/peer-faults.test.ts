@@ -216,7 +216,13 @@ describe("a peer that talks about threads nobody owns", () => {
     for (const events of [aEvents.events, bEvents.events]) {
       expect(JSON.stringify(events)).not.toMatch(/boo|ghost|not yours/);
     }
-    expect(app.logs.filter((l) => l.message === "notification with no session")).toHaveLength(7);
+    expect(app.logs.filter((l) => l.message === "notification with no session")).toHaveLength(6);
+    // Its turn/started is answered: a turn on a thread no session follows is interrupted.
+    expect(
+      app.logs.filter((l) =>
+        l.message === "interrupted a turn codex started on a thread no session follows"
+      ),
+    ).toHaveLength(1);
   });
 
   test("a server request for an unknown thread is refused at once; sessions are untouched", async () => {

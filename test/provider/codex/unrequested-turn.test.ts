@@ -125,3 +125,34 @@ test("a turn/started taken for the runner's turn, which codex then names otherwi
     .toMatchObject({ type: "result", text: "mine" });
   await handle.stop();
 });
+
+test("a turn on a thread no session follows is interrupted; the session it descends from is told", async () => {
+  await using app = new FakeAppServer();
+  const handle = await app.spawn("spawns a helper");
+  const events = new EventRecorder(handle);
+  const root = app.turnOf(handle);
+  await app.playTurn(handle.threadId, root, "spawned");
+  await events.waitFor(isTerminal);
+  // The sub-agent's turn starts after the turn that spawned it answered, as codex's do.
+  await app.notify("turn/started", {
+    threadId: "thread-helper",
+    turn: { id: "turn-helper", rootTurnId: root, status: "inProgress", items: [] },
+  });
+  expect(await app.peer.next((m) => m.method === "turn/interrupt")).toMatchObject({
+    params: { threadId: "thread-helper", turnId: "turn-helper" },
+  });
+  expect(await events.waitFor((e) => e.type === "system" && e.subtype === "turn_refused"))
+    .toMatchObject({ turnId: root, threadId: "thread-helper" });
+  // One with no root (or a root of no session) is interrupted all the same.
+  await app.notify("turn/started", {
+    threadId: "thread-stray",
+    turn: { id: "turn-stray", status: "inProgress", items: [] },
+  });
+  expect(await app.peer.next((m) => m.method === "turn/interrupt")).toMatchObject({
+    params: { threadId: "thread-stray", turnId: "turn-stray" },
+  });
+  await handle.stop();
+  await events.done;
+  expect(events.events.filter((e) => e.type === "system" && e.subtype === "turn_refused"))
+    .toHaveLength(1);
+});
