@@ -35,6 +35,15 @@ import { StderrRing } from "./stderr-ring.ts";
  * only way codex shows whether a tool call asks to leave the sandbox (escalation.ts). The summary
  * notification per response carries nothing codexd reads.
  */
+/**
+ * Overrides every codex child gets, after the configured arguments so that none of them undoes
+ * them. `features.plugins=false`: at each start codex 0.169 otherwise syncs OpenAI's curated
+ * plugin marketplace on its own (`git ls-remote` of github.com/openai/plugins, then the GitHub
+ * API, then chatgpt.com), unsandboxed, and caches what it fetched in its home: traffic the
+ * operator did not ask for and third-party code codexd neither uses nor governs.
+ */
+export const CHILD_OVERRIDES: readonly string[] = Object.freeze(["-c", "features.plugins=false"]);
+
 export const CODEXD_CAPABILITIES = Object.freeze({
   experimentalApi: true,
   optOutNotificationMethods: ["rawResponse/completed"],
@@ -162,7 +171,7 @@ export class CodexProcess implements AsyncDisposable {
     }
     const user = options.user;
     const child = withInheritedUmask(() =>
-      spawn(binary.path, ["app-server", ...(options.extraArgs ?? [])], {
+      spawn(binary.path, ["app-server", ...(options.extraArgs ?? []), ...CHILD_OVERRIDES], {
         cwd: options.cwd ?? (user ? options.codexHome : undefined),
         env: {
           ...buildChildEnv({

@@ -8,7 +8,7 @@ import { resolveCodexBinary } from "../../../src/provider/codex/binary.ts";
 import { CodexRouter } from "../../../src/provider/codex/router.ts";
 import { CodexProcess, parseVersion } from "../../../src/provider/codex/process.ts";
 import { StderrRing, stripAnsi } from "../../../src/provider/codex/stderr-ring.ts";
-import { codexUnderTest } from "../../support/codex-harness.ts";
+import { codexUnderTest, LineClient, startCodex } from "../../support/codex-harness.ts";
 
 const REPO = path.resolve(import.meta.dir, "..", "..", "..");
 const NATIVE_CODEX = path.join(
@@ -137,6 +137,27 @@ describe("CodexProcess against the real codex (the pinned one or $CODEX_BIN)", (
     expect(codex.rpc).toBeInstanceOf(CodexRouter);
     const config = await codex.rpc.request("config/read", {}, { timeoutMs: 5_000 });
     expect(config).toHaveProperty("config");
+  });
+
+  test("plugins stay off, whatever the configured arguments say: no marketplace sync", async () => {
+    const stderr: string[] = [];
+    await using codex = await CodexProcess.start({
+      codexHome: path.join(realHomes, "plugins"),
+      searchFrom: [REPO],
+      extraArgs: ["-c", "features.plugins=true"],
+      onStderr: (line) => stderr.push(line),
+    });
+    const read = await codex.rpc.request("config/read", {}, { timeoutMs: 5_000 });
+    expect(read).toMatchObject({ config: { features: { plugins: false } } });
+    // Positive control: the same codex started after it, without codexd's overrides, tries to
+    // sync OpenAI's curated marketplace from the network (and says so on stderr).
+    await using bare = await startCodex({
+      model: { url: "http://127.0.0.1:9/v1", codexArgs: () => [] },
+    });
+    const client = new LineClient(bare);
+    await client.initialize();
+    await eventually(() => /curated plugin/.test(bare.stderrText()), 15_000);
+    expect(stderr.filter((line) => /plugin/i.test(line))).toEqual([]);
   });
 
   test("stop closes stdin, codex exits by itself, stop is idempotent and reaps", async () => {
