@@ -14,6 +14,8 @@ import { CodexdError } from "../errors.ts";
 import { isWithin } from "../paths.ts";
 import { codexHomeRoot } from "../provider/codex/codex-home.ts";
 import { McpServer } from "../provider/spec.ts";
+import { writableCodeIn } from "../approval/mcp-server-code.ts";
+import { realPathOf } from "../approval/spec-guard.ts";
 import { DEFAULT_LIMITS } from "./http-edge.ts";
 
 export const DEFAULT_PORT = 7420;
@@ -193,6 +195,8 @@ export function loadConfig({ args, cwd, env }: LoadConfigInput): ResolvedConfig 
   if (user !== undefined) checkAgentPaths(stateDir, home, fromFile(file.server?.tokenFile));
   const tokenFile = fromFile(file.server?.tokenFile);
   const bin = fromFile(file.codex?.bin) ?? env.CODEX_BIN;
+  const worktreeRoots = (file.worktreeRoots ?? []).map((p) => path.resolve(fileBase, p));
+  checkMcpServerCode(file.mcpServers ?? {}, worktreeRoots);
   return {
     server: {
       host,
@@ -227,7 +231,7 @@ export function loadConfig({ args, cwd, env }: LoadConfigInput): ResolvedConfig 
       default: file.policies?.default ?? "default",
     },
     events: { ...(file.events?.retention !== undefined && { retention: file.events.retention }) },
-    worktreeRoots: (file.worktreeRoots ?? []).map((p) => path.resolve(fileBase, p)),
+    worktreeRoots,
     ...(flags.config !== undefined && { configFile: path.resolve(cwd, flags.config) }),
     ...(file.mcpServers && { mcpServers: file.mcpServers }),
     notes,
@@ -359,6 +363,26 @@ function agentCodexHome(
  * With `codex.user` the codex home is handed to that user, so it may neither hold nor sit inside
  * what the user must not read: the state dir and the token file.
  */
+/**
+ * The daemon's MCP servers start outside the sandbox for every session: none may run code from a
+ * folder under `worktreeRoots`, which sessions' commands write (approval/mcp-server-code.ts).
+ */
+function checkMcpServerCode(servers: Record<string, McpServer>, worktreeRoots: string[]): void {
+  const roots = [...new Set([...worktreeRoots, ...worktreeRoots.map(realPathOf)])];
+  for (const [name, server] of Object.entries(servers)) {
+    const found = writableCodeIn([server.command, ...server.args], roots, realPathOf);
+    if (found === undefined) continue;
+    const field = found.index === 0 ? "command" : `args.${found.index - 1}`;
+    throw new ConfigError(
+      `Cannot use mcpServers.${name}.${field}: ${
+        JSON.stringify(found.word)
+      } names ${found.root}, ` +
+        "under worktreeRoots: an MCP server starts outside the sandbox and would run what " +
+        "sessions' commands wrote there; install it outside every worktree",
+    );
+  }
+}
+
 function checkAgentPaths(stateDir: string, home: string, tokenFile: string | undefined): void {
   if (isWithin(home, stateDir) || isWithin(stateDir, home)) {
     throw new ConfigError(

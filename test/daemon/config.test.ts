@@ -72,6 +72,24 @@ describe("loadConfig", () => {
     });
   });
 
+  test("an MCP server running code from under worktreeRoots is refused, naming the field", async () => {
+    await withDir(async (dir) => {
+      const file = path.join(dir, "codexd.jsonc");
+      const servers = (args: string[]) =>
+        JSON.stringify({
+          worktreeRoots: ["/srv/worktrees"],
+          mcpServers: { repo: { command: "node", args } },
+        });
+      await writeFile(file, servers(["/srv/worktrees/a/tools/mcp.js"]));
+      expect(() => loadConfig({ args: ["--config", file], cwd: "/x", env: ENV })).toThrow(
+        /Cannot use mcpServers\.repo\.args\.0: "\/srv\/worktrees\/a\/tools\/mcp\.js" names \/srv\/worktrees/,
+      );
+      await writeFile(file, servers(["/opt/mcp/server.js", "--root=/srv/other"]));
+      expect(loadConfig({ args: ["--config", file], cwd: "/x", env: ENV }).mcpServers)
+        .toMatchObject({ repo: { command: "node" } });
+    });
+  });
+
   test("$CODEX_BIN is used when the file names no binary", () => {
     const config = loadConfig({ args: [], cwd: "/x", env: { CODEX_BIN: "/opt/codex" } });
     expect(config.codex.bin).toBe("/opt/codex");
