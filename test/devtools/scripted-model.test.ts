@@ -221,6 +221,27 @@ test("functionCall sends any tool call; apply_patch commands are heredocs", asyn
   ]);
 });
 
+test("customCall sends a freeform tool call (codex's code-mode exec) with its raw input", async () => {
+  await using model = await startScriptedModel({
+    rules: [{
+      marker: "m",
+      rounds: [[step.customCall("exec", "text(1)", { callId: "c1", namespace: "functions" })]],
+    }],
+  });
+  const done = (await events(model, { text: "m" })).filter((e) =>
+    e.type === "response.output_item.done"
+  );
+  expect(done.map((e) => e.item)).toEqual([{
+    type: "custom_tool_call",
+    id: expect.any(String),
+    call_id: "c1",
+    name: "exec",
+    namespace: "functions",
+    input: "text(1)",
+    status: "completed",
+  }]);
+});
+
 test("records headers, parsed body, facts and the injected clock's time", async () => {
   let clock = 1000;
   await using model = await startScriptedModel({}, { now: () => clock++ });

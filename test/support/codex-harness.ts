@@ -274,6 +274,12 @@ export class LineClient {
     return result;
   }
 
+  /** `thread/start` with `params`; the new thread's id. */
+  async startThread(params: Record<string, unknown>): Promise<string> {
+    const started = asRecord(await this.request("thread/start", params));
+    return String(asRecord(started.thread).id);
+  }
+
   /** First message (already received or future) that satisfies `predicate`. */
   waitFor(predicate: (message: RpcLine) => boolean, timeoutMs = 10_000): Promise<RpcLine> {
     const found = this.messages.find(predicate);

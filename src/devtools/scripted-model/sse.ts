@@ -54,7 +54,7 @@ export function functionCallDone(
   outputIndex: number,
   call: { callId: string; name: string; arguments: string; namespace?: string },
 ): string {
-  const item = {
+  return itemAddedAndDone(outputIndex, {
     type: "function_call",
     id: itemId,
     call_id: call.callId,
@@ -62,9 +62,7 @@ export function functionCallDone(
     ...(call.namespace === undefined ? {} : { namespace: call.namespace }),
     arguments: call.arguments,
     status: "completed",
-  };
-  return sseEvent("response.output_item.added", { output_index: outputIndex, item }) +
-    sseEvent("response.output_item.done", { output_index: outputIndex, item });
+  });
 }
 
 /** A freeform tool call (`custom_tool_call`): its input is raw text, not JSON arguments. */
@@ -73,7 +71,7 @@ export function customCallDone(
   outputIndex: number,
   call: { callId: string; name: string; input: string; namespace?: string },
 ): string {
-  const item = {
+  return itemAddedAndDone(outputIndex, {
     type: "custom_tool_call",
     id: itemId,
     call_id: call.callId,
@@ -81,7 +79,11 @@ export function customCallDone(
     ...(call.namespace === undefined ? {} : { namespace: call.namespace }),
     input: call.input,
     status: "completed",
-  };
+  });
+}
+
+/** A complete output item: codex reads the call from `done`, and wants `added` first. */
+function itemAddedAndDone(outputIndex: number, item: Record<string, unknown>): string {
   return sseEvent("response.output_item.added", { output_index: outputIndex, item }) +
     sseEvent("response.output_item.done", { output_index: outputIndex, item });
 }

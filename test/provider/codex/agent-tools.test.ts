@@ -98,10 +98,11 @@ describe("tools codexd cannot govern are off (real codex)", () => {
       const client = new LineClient(codex);
       client.onServerRequest(() => ({ decision: "accept" }));
       await client.initialize();
-      const started = asRecord(
-        await client.request("thread/start", { cwd: worktree.path, sandbox: "workspace-write" }),
-      );
-      await client.runTurn(String(asRecord(started.thread).id), "DELEGATE the count");
+      const threadId = await client.startThread({
+        cwd: worktree.path,
+        sandbox: "workspace-write",
+      });
+      await client.runTurn(threadId, "DELEGATE the count");
       const first = (await requestsMentioning(from, "DELEGATE the count"))[0]!;
       expect(toolNames(first)).toEqual(expect.arrayContaining(["multi_agent_v1", "web_search"]));
       // The sub-agent's own conversation reaches the model (the SUBAGENT-TASK rule answers it),
@@ -178,14 +179,12 @@ describe("the model's requests for a wider sandbox are not offered (real codex)"
       const client = new LineClient(codex);
       client.onServerRequest(() => ({ decision: "decline" }));
       await client.initialize();
-      const started = asRecord(
-        await client.request("thread/start", {
-          cwd: worktree.path,
-          sandbox: "workspace-write",
-          approvalPolicy: "on-request",
-        }),
-      );
-      await client.runTurn(String(asRecord(started.thread).id), "PERMISSIONS bare");
+      const threadId = await client.startThread({
+        cwd: worktree.path,
+        sandbox: "workspace-write",
+        approvalPolicy: "on-request",
+      });
+      await client.runTurn(threadId, "PERMISSIONS bare");
       const sent = await requestsMentioning(from, "PERMISSIONS bare");
       expect(toolNames(sent[0]!)).toContain("request_permissions");
     },
@@ -233,10 +232,10 @@ describe("the model cannot have codex start turns of its own (real codex)", () =
       const client = new LineClient(codex);
       client.onServerRequest(() => ({ decision: "decline" }));
       await client.initialize();
-      const started = asRecord(
-        await client.request("thread/start", { cwd: worktree.path, sandbox: "workspace-write" }),
-      );
-      const threadId = String(asRecord(started.thread).id);
+      const threadId = await client.startThread({
+        cwd: worktree.path,
+        sandbox: "workspace-write",
+      });
       const completed = await client.runTurn(threadId, "GOAL bare");
       const asked = String(asRecord(asRecord(completed.params).turn).id);
       const goalTools = toolNames((await requestsMentioning(from, "GOAL bare"))[0]!);

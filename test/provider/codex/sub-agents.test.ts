@@ -10,7 +10,6 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { type ScriptedModel, startScriptedModel, step } from "../../support/scripted.ts";
 import { Spec } from "../../../src/provider/spec.ts";
 import {
-  asRecord,
   LineClient,
   makeTempWorktree,
   startCodex,
@@ -68,14 +67,11 @@ describe(`sub-agents of ${MODEL} (real codex)`, () => {
       const client = new LineClient(codex);
       client.onServerRequest(() => ({ decision: "decline" }));
       await client.initialize();
-      const started = asRecord(
-        await client.request("thread/start", {
-          cwd: worktree.path,
-          sandbox: "workspace-write",
-          model: MODEL,
-        }),
-      );
-      const threadId = String(asRecord(started.thread).id);
+      const threadId = await client.startThread({
+        cwd: worktree.path,
+        sandbox: "workspace-write",
+        model: MODEL,
+      });
       await client.runTurn(threadId, "SPAWN bare");
       // The sub-agent's turn: another thread, descending from the turn that spawned it.
       await client.waitForNotification("turn/started", (p) => p.threadId !== threadId, 10_000);
