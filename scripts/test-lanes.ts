@@ -20,6 +20,7 @@ const STARTS_CODEX = new RegExp(
   [
     // test/support: the harness, the provider fixture, the daemon in and out of this process
     String.raw`\bstartCodex\b`,
+    String.raw`\bstartBareClient\b`,
     String.raw`\bmakeCodexHome\b`,
     String.raw`\bstartTestProvider\b`,
     String.raw`\bstartDaemonInProcess\b`,

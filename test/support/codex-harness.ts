@@ -371,3 +371,17 @@ export async function bareCodexTurn(
   );
   await client.runTurn(String(asRecord(opened.thread).id), prompt);
 }
+
+/**
+ * A bare codex (startCodex) and a LineClient on it that has done the `initialize` handshake and
+ * answers every approval with `decision`: the positive controls' "codex without codexd".
+ */
+export async function startBareClient(
+  options: StartCodexOptions & { decision: "accept" | "decline" },
+): Promise<{ client: LineClient } & AsyncDisposable> {
+  const codex = await startCodex({ modelArgs: { requestMaxRetries: 0 }, ...options });
+  const client = new LineClient(codex);
+  client.onServerRequest(() => ({ decision: options.decision }));
+  await client.initialize();
+  return { client, [Symbol.asyncDispose]: () => codex.close() };
+}

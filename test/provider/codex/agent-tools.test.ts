@@ -14,9 +14,8 @@ import type { RecordedRequest } from "../../../src/devtools/scripted-model.ts";
 import { Spec } from "../../../src/provider/spec.ts";
 import {
   asRecord,
-  LineClient,
   makeTempWorktree,
-  startCodex,
+  startBareClient,
   type TempWorktree,
 } from "../../support/codex-harness.ts";
 import { EventRecorder, startTestProvider } from "../../support/provider-fixture.ts";
@@ -94,10 +93,8 @@ describe("tools codexd cannot govern are off (real codex)", () => {
     "positive control: a bare codex offers sub-agents and web search; spawn_agent starts one",
     async () => {
       const from = await requestCount();
-      await using codex = await startCodex({ model, modelArgs: { requestMaxRetries: 0 } });
-      const client = new LineClient(codex);
-      client.onServerRequest(() => ({ decision: "accept" }));
-      await client.initialize();
+      await using bare = await startBareClient({ model, decision: "accept" });
+      const client = bare.client;
       const threadId = await client.startThread({
         cwd: worktree.path,
         sandbox: "workspace-write",
@@ -171,14 +168,12 @@ describe("the model's requests for a wider sandbox are not offered (real codex)"
     "positive control: with the features on, a bare on-request thread offers request_permissions",
     async () => {
       const from = await requestCount();
-      await using codex = await startCodex({
+      await using bare = await startBareClient({
         model,
-        modelArgs: { requestMaxRetries: 0 },
         extraArgs: PERMISSION_TOOLS_ON,
+        decision: "decline",
       });
-      const client = new LineClient(codex);
-      client.onServerRequest(() => ({ decision: "decline" }));
-      await client.initialize();
+      const client = bare.client;
       const threadId = await client.startThread({
         cwd: worktree.path,
         sandbox: "workspace-write",
@@ -228,10 +223,8 @@ describe("the model cannot have codex start turns of its own (real codex)", () =
     "positive control: on a bare codex, create_goal has codex continue by itself after the turn",
     async () => {
       const from = await requestCount();
-      await using codex = await startCodex({ model, modelArgs: { requestMaxRetries: 0 } });
-      const client = new LineClient(codex);
-      client.onServerRequest(() => ({ decision: "decline" }));
-      await client.initialize();
+      await using bare = await startBareClient({ model, decision: "decline" });
+      const client = bare.client;
       const threadId = await client.startThread({
         cwd: worktree.path,
         sandbox: "workspace-write",

@@ -10,9 +10,8 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { type ScriptedModel, startScriptedModel, step } from "../../support/scripted.ts";
 import { Spec } from "../../../src/provider/spec.ts";
 import {
-  LineClient,
   makeTempWorktree,
-  startCodex,
+  startBareClient,
   type TempWorktree,
 } from "../../support/codex-harness.ts";
 import { EventRecorder, startTestProvider } from "../../support/provider-fixture.ts";
@@ -63,10 +62,8 @@ describe(`sub-agents of ${MODEL} (real codex)`, () => {
     "positive control: on a bare codex the spawned sub-agent runs and asks the model",
     async () => {
       const from = model.requests.length;
-      await using codex = await startCodex({ model, modelArgs: { requestMaxRetries: 0 } });
-      const client = new LineClient(codex);
-      client.onServerRequest(() => ({ decision: "decline" }));
-      await client.initialize();
+      await using bare = await startBareClient({ model, decision: "decline" });
+      const client = bare.client;
       const threadId = await client.startThread({
         cwd: worktree.path,
         sandbox: "workspace-write",
