@@ -1,6 +1,7 @@
 /**
  * Sub-agents the model spawns are interrupted as they start (foreign-turns.ts), against the real
- * codex. codex 0.169 offers the gpt-6 models `collaboration.spawn_agent` whatever the
+ * codex. codex 0.169 offers the models it runs in code mode (gpt-5.6, gpt-6, gpt-6.1, daybreak)
+ * `collaboration.spawn_agent` whatever the
  * `multi_agent` features say (measured: neither those pins nor `agents.max_depth` take it away).
  * A sub-agent is a thread of codex's own: its approvals name no session, its tokens reach no budget
  * and it works on after the session's turn ended. Positive control: on a bare codex the spawned
