@@ -14,6 +14,7 @@ import { CodexdError } from "../errors.ts";
 import { isWithin } from "../paths.ts";
 import { codexHomeRoot } from "../provider/codex/codex-home.ts";
 import { McpServer } from "../provider/spec.ts";
+import { DEFAULT_MAX_PROCESSES } from "../provider/codex/process-limit.ts";
 import { writableCodeIn } from "../approval/mcp-server-code.ts";
 import { realPathOf } from "../approval/spec-guard.ts";
 import { DEFAULT_LIMITS } from "./http-edge.ts";
@@ -50,6 +51,11 @@ const ConfigFile = z.strictObject({
      * a uid, or `uid:gid`. It must not be able to read the state dir (token, database).
      */
     user: z.string().regex(/^(?:[a-z_][a-z0-9_.-]*\$?|\d+(?::\d+)?)$/i).optional(),
+    /**
+     * The most processes codex and everything it starts may hold (RLIMIT_NPROC, counted for the
+     * account codex runs as); null for no limit (see process-limit.ts).
+     */
+    maxProcesses: z.number().int().min(64).nullable().optional(),
     /** codex app-server children sessions are spread over (default: see `defaultPoolSize`). */
     pool: z.number().int().min(1).max(64).optional(),
     /** When a child is replaced by a fresh one, its sessions moved between turns (pool.ts). */
@@ -99,6 +105,8 @@ export interface ResolvedConfig {
     home: string;
     /** `codex.user` as written; daemon.ts resolves it (see agent-user.ts). */
     user?: string;
+    /** RLIMIT_NPROC for codex and its commands (process-limit.ts); null: none. */
+    maxProcesses: number | null;
     /** app-server children (see pool.ts). */
     pool: number;
     recycle: { maxRssMiB: number; maxStoppedThreads: number; checkIntervalSeconds: number };
@@ -217,6 +225,9 @@ export function loadConfig({ args, cwd, env }: LoadConfigInput): ResolvedConfig 
       env: file.codex?.env ?? {},
       home,
       ...(user !== undefined && { user }),
+      maxProcesses: file.codex?.maxProcesses === undefined
+        ? DEFAULT_MAX_PROCESSES
+        : file.codex.maxProcesses,
       pool: file.codex?.pool ?? defaultPoolSize(),
       recycle: {
         maxRssMiB: file.codex?.recycle?.maxRssMiB ?? DEFAULT_RECYCLE.maxRssMiB,

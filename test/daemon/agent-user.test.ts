@@ -117,6 +117,26 @@ function unsandboxedPolicies(): string {
   return dir;
 }
 
+/**
+ * The FORKS command: starts up to FORK_TRIES processes that sleep a little, stopping at the first
+ * fork the kernel refuses, and says how many it started. Harmless with or without a limit.
+ */
+const FORK_TRIES = 400;
+const FORKS = [
+  "import os, time",
+  "n = 0",
+  `for i in range(${FORK_TRIES}):`,
+  "  try:",
+  "    pid = os.fork()",
+  "  except OSError:",
+  "    break",
+  "  if pid == 0:",
+  "    time.sleep(3)",
+  "    os._exit(0)",
+  "  n += 1",
+  'print("started", n)',
+].join("\n");
+
 /** The spec of a READTOKEN session, outside the sandbox (see unsandboxedPolicies). */
 const readToken = (cwd: string) => ({
   prompt: "READTOKEN",
@@ -145,7 +165,10 @@ function procStatus(pid: number): Record<string, string> {
  * A daemon (in this process, as root) whose scripted model answers READTOKEN with the command
  * `id -u; cat <its token file>; ls <its state dir>; true`, with `codex.user` when given.
  */
-async function startAgentDaemon(user: string | undefined): Promise<{
+async function startAgentDaemon(
+  user: string | undefined,
+  codexConfig: Record<string, unknown> = {},
+): Promise<{
   daemon: Daemon;
   client: CodexdClient;
   stateDir: string;
@@ -164,6 +187,9 @@ async function startAgentDaemon(user: string | undefined): Promise<{
         [step.exec(`id -u; cat ${tokenFile}; ls ${stateDir}; true`)],
         [step.message("read it")],
       ],
+    }, {
+      marker: "FORKS",
+      rounds: [[step.exec(`python3 -c '${FORKS}'`)], [step.message("forked")]],
     }],
   });
   models.push(model);
@@ -171,7 +197,7 @@ async function startAgentDaemon(user: string | undefined): Promise<{
   if (user !== undefined) {
     const file = `${stateDir}.jsonc`;
     const home = path.join(reachableDir("home-"), "codex-home");
-    writeFileSync(file, JSON.stringify({ codex: { user, home } }));
+    writeFileSync(file, JSON.stringify({ codex: { user, home, ...codexConfig } }));
     args.push("--config", file);
   }
   const config = loadConfig({ args, cwd: REPO_ROOT, env: {} });
@@ -382,3 +408,39 @@ function ownerAndMode(file: string): { uid: number; gid: number; mode: number } 
   const stat = statSync(file);
   return { uid: stat.uid, gid: stat.gid, mode: stat.mode & 0o7777 };
 }
+
+describe("codex.maxProcesses", () => {
+  /** A FORKS session under `maxProcesses`: codex's limit, and how many processes it started. */
+  async function forks(maxProcesses: number | null) {
+    await using d = await startAgentDaemon("nobody", { maxProcesses });
+    const limits = readFileSync(`/proc/${(await d.client.health()).codex.pid}/limits`, "utf8");
+    const { sessionId } = await d.client.spawn({
+      prompt: "FORKS",
+      cwd: worktreeFor(nobody),
+      policy: "unsandboxed",
+      sandbox: "danger-full-access",
+    });
+    const events = await untilTerminal(d.client, sessionId);
+    const output = String(events.find((e) => e.type === "tool.result")?.output);
+    return {
+      limits,
+      started: Number(/started (\d+)/.exec(output)?.[1]),
+      last: events.at(-1),
+    };
+  }
+
+  test.skipIf(!canRun)(
+    "caps the processes the account's commands start; the session and the daemon go on",
+    async () => {
+      const capped = await forks(256);
+      expect(capped.limits).toMatch(/Max processes\s+256\s+256\s/);
+      expect(capped.started).toBeGreaterThan(0);
+      expect(capped.started).toBeLessThan(FORK_TRIES);
+      expect(capped.last).toMatchObject({ type: "result", text: "forked" });
+      // Positive control: with no limit the same command starts every process it tries.
+      const free = await forks(null);
+      expect(free.limits).not.toMatch(/Max processes\s+256\s/);
+      expect(free.started).toBe(FORK_TRIES);
+    },
+  );
+});

@@ -9,6 +9,7 @@ import {
   loadOrCreateToken,
   readConfigFile,
 } from "../../src/daemon/config.ts";
+import { DEFAULT_MAX_PROCESSES } from "../../src/provider/codex/process-limit.ts";
 
 const ENV = { XDG_CACHE_HOME: "/home/u/.cache" };
 
@@ -27,7 +28,12 @@ describe("loadConfig", () => {
     expect(config).toMatchObject({
       server: { host: "127.0.0.1", port: 7420, allowRemote: false },
       stateDir: "/srv/fleet/.codexd",
-      codex: { args: [], env: {}, home: "/srv/fleet/.codexd/codex-home" },
+      codex: {
+        args: [],
+        env: {},
+        home: "/srv/fleet/.codexd/codex-home",
+        maxProcesses: DEFAULT_MAX_PROCESSES,
+      },
       policies: { dir: "/srv/fleet/policies", default: "default" },
     });
     expect(config.codex.bin).toBeUndefined();
@@ -87,6 +93,19 @@ describe("loadConfig", () => {
       await writeFile(file, servers(["/opt/mcp/server.js", "--root=/srv/other"]));
       expect(loadConfig({ args: ["--config", file], cwd: "/x", env: ENV }).mcpServers)
         .toMatchObject({ repo: { command: "node" } });
+    });
+  });
+
+  test("codex.maxProcesses: a number, or null for none; a tiny one is refused", async () => {
+    await withDir(async (dir) => {
+      const file = path.join(dir, "codexd.jsonc");
+      const load = () => loadConfig({ args: ["--config", file], cwd: "/x", env: ENV });
+      await writeFile(file, `{ "codex": { "maxProcesses": 512 } }`);
+      expect(load().codex.maxProcesses).toBe(512);
+      await writeFile(file, `{ "codex": { "maxProcesses": null } }`);
+      expect(load().codex.maxProcesses).toBeNull();
+      await writeFile(file, `{ "codex": { "maxProcesses": 8 } }`);
+      expect(load).toThrow(/codex\.maxProcesses/);
     });
   });
 

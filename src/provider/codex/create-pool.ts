@@ -24,6 +24,8 @@ export interface CodexChildSettings {
   bin?: string;
   args: readonly string[];
   env: Readonly<Record<string, string>>;
+  /** `codex.maxProcesses`: RLIMIT_NPROC for codex and its commands; null for none. */
+  maxProcesses?: number | null;
 }
 
 export interface CreateCodexPoolOptions {
@@ -78,6 +80,7 @@ export function createCodexPool(options: CreateCodexPoolOptions): CodexPool {
         extraArgs: settings.args,
         extraEnv: settings.env,
         ...(options.user && { user: options.user }),
+        ...(typeof settings.maxProcesses === "number" && { maxProcesses: settings.maxProcesses }),
         searchFrom: [process.cwd()],
         ...(options.retry && { retry: options.retry }),
         ...(options.onRetry && { onRetry: options.onRetry }),

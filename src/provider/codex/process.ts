@@ -22,6 +22,7 @@ import { type AgentUser, agentUserEnv, prepareAgentCodexHome } from "./agent-use
 import { type BinarySource, resolveCodexBinary, type ResolvedBinary } from "./binary.ts";
 import { buildChildEnv } from "./child-env.ts";
 import { makeRolloutDirs } from "./codex-home.ts";
+import { limitedLaunch } from "./process-limit.ts";
 import { webReadable } from "./node-readable.ts";
 import { webWritable } from "./node-writable.ts";
 import type { InitializeResult } from "./results.ts";
@@ -75,6 +76,8 @@ export interface CodexProcessOptions {
   cwd?: string;
   /** Run codex as this account (the daemon must be root); CODEX_HOME is handed to it. */
   user?: AgentUser;
+  /** RLIMIT_NPROC for codex and everything it starts (process-limit.ts); none when undefined. */
+  maxProcesses?: number;
   /** Folders searched for node_modules/@openai/codex (default: the cwd). */
   searchFrom?: readonly string[];
   clientInfo?: { title?: string; version?: string };
@@ -170,12 +173,19 @@ export class CodexProcess implements AsyncDisposable {
       );
     }
     const user = options.user;
+    const inherited = options.inheritedEnv ?? process.env;
+    const launch = limitedLaunch(
+      binary.path,
+      ["app-server", ...(options.extraArgs ?? []), ...CHILD_OVERRIDES],
+      options.maxProcesses,
+      inherited.PATH,
+    );
     const child = withInheritedUmask(() =>
-      spawn(binary.path, ["app-server", ...(options.extraArgs ?? []), ...CHILD_OVERRIDES], {
+      spawn(launch.file, launch.args, {
         cwd: options.cwd ?? (user ? options.codexHome : undefined),
         env: {
           ...buildChildEnv({
-            inherited: options.inheritedEnv ?? process.env,
+            inherited,
             extra: options.extraEnv,
             codexHome: options.codexHome,
           }),
