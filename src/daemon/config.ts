@@ -14,7 +14,7 @@ import { CodexdError } from "../errors.ts";
 import { isWithin } from "../paths.ts";
 import { codexHomeRoot } from "../provider/codex/codex-home.ts";
 import { McpServer } from "../provider/spec.ts";
-import { DEFAULT_MAX_PROCESSES } from "../provider/codex/process-limit.ts";
+import { defaultMaxProcesses } from "../provider/codex/process-limit.ts";
 import { writableCodeIn } from "../approval/mcp-server-code.ts";
 import { realPathOf } from "../approval/spec-guard.ts";
 import { DEFAULT_LIMITS } from "./http-edge.ts";
@@ -226,7 +226,7 @@ export function loadConfig({ args, cwd, env }: LoadConfigInput): ResolvedConfig 
       home,
       ...(user !== undefined && { user }),
       maxProcesses: file.codex?.maxProcesses === undefined
-        ? DEFAULT_MAX_PROCESSES
+        ? defaultMaxProcesses()
         : file.codex.maxProcesses,
       pool: file.codex?.pool ?? defaultPoolSize(),
       recycle: {

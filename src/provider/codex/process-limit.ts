@@ -13,10 +13,16 @@
  */
 import { existsSync } from "node:fs";
 import path from "node:path";
+import process from "node:process";
 import { ProviderUnavailable } from "../../errors.ts";
 
-/** `codex.maxProcesses` when the config says nothing. */
+/** `codex.maxProcesses` when the config says nothing, on Linux (where `prlimit` is). */
 export const DEFAULT_MAX_PROCESSES = 4096;
+
+/** The default for this platform: none where there is no `prlimit` (macOS). */
+export function defaultMaxProcesses(platform: string = process.platform): number | null {
+  return platform === "linux" ? DEFAULT_MAX_PROCESSES : null;
+}
 
 /** Where `prlimit` is looked for after the absolute folders of PATH. */
 const SYSTEM_DIRS = ["/usr/bin", "/bin", "/usr/sbin", "/sbin"];

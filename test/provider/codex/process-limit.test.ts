@@ -1,5 +1,9 @@
 import { describe, expect, test } from "bun:test";
-import { limitedLaunch } from "../../../src/provider/codex/process-limit.ts";
+import {
+  DEFAULT_MAX_PROCESSES,
+  defaultMaxProcesses,
+  limitedLaunch,
+} from "../../../src/provider/codex/process-limit.ts";
 import { ProviderUnavailable } from "../../../src/errors.ts";
 
 const only = (...files: string[]) => (file: string) => files.includes(file);
@@ -36,4 +40,9 @@ describe("limitedLaunch", () => {
       /codex\.maxProcesses needs prlimit .* set codex\.maxProcesses to null/,
     );
   });
+});
+
+test("the default cap is Linux's only: elsewhere there is no prlimit to set it", () => {
+  expect(defaultMaxProcesses("linux")).toBe(DEFAULT_MAX_PROCESSES);
+  expect(defaultMaxProcesses("darwin")).toBeNull();
 });
