@@ -9,7 +9,7 @@ import {
   loadOrCreateToken,
   readConfigFile,
 } from "../../src/daemon/config.ts";
-import { DEFAULT_MAX_PROCESSES } from "../../src/provider/codex/process-limit.ts";
+import { defaultMaxProcesses } from "../../src/provider/codex/process-limit.ts";
 
 const ENV = { XDG_CACHE_HOME: "/home/u/.cache" };
 
@@ -32,7 +32,7 @@ describe("loadConfig", () => {
         args: [],
         env: {},
         home: "/srv/fleet/.codexd/codex-home",
-        maxProcesses: DEFAULT_MAX_PROCESSES,
+        maxProcesses: defaultMaxProcesses(),
       },
       policies: { dir: "/srv/fleet/policies", default: "default" },
     });
