@@ -6,7 +6,7 @@
  *
  * codex's own credentials (`OPENAI_*`, `CODEX_*`) reach codex only: the commands it runs get
  * the smaller environment plan.ts pins in every thread's `shell_environment_policy` (the names
- * below without `OPENAI_*`/`CODEX_*`, plus the spec's `env`), and so does codex's shell snapshot.
+ * below without `OPENAI_*`/`CODEX_*`, plus the spec's `env`; codex takes no shell snapshot).
  */
 
 import { absolutePath } from "./absolute-path.ts";

@@ -95,7 +95,12 @@ export interface CodexPlanOptions extends PlanOptions {
  * - `goals` off: a goal the model creates (`create_goal`) has codex start turns by itself once the
  *   runner's turn ended, until the goal is met or its own token budget runs out: turns the runner
  *   never asked for, running while the session looks idle (the handle refuses any such turn,
- *   handle.ts `#refuseTurn`; test/provider/codex/agent-tools.test.ts).
+ *   handle.ts `#refuseTurn`; test/provider/codex/agent-tools.test.ts);
+ * - `shell_snapshot` off: codex took its snapshot by running the account's login profile outside
+ *   the sandbox with the worktree as its cwd, so a profile hook acting on its folder (rvm's
+ *   `.rvmrc`, autoenv's `.env`) ran the repository's file unsandboxed
+ *   (test/provider/codex/login-shell-env.test.ts); with `allow_login_shell = false` (pinnedConfig)
+ *   commands run a plain `bash -c`, and no profile is read at all.
  * The drift check (protocol-usage.ts) verifies each name exists in the installed codex.
  */
 export const PINNED_FEATURES: Readonly<Record<string, boolean>> = Object.freeze({
@@ -108,6 +113,7 @@ export const PINNED_FEATURES: Readonly<Record<string, boolean>> = Object.freeze(
   request_permissions_tool: false,
   exec_permission_approvals: false,
   goals: false,
+  shell_snapshot: false,
 });
 
 /**
@@ -136,9 +142,9 @@ const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 /**
  * codex's `shell_environment_policy` for a session: start from codex's environment, drop
  * anything named like a secret (`*KEY*`, `*SECRET*`, `*TOKEN*`) and codex's / OpenAI's own
- * variables, add the spec's `env`, then keep only the allow-list and the spec's names. codex
- * applies the same environment when it takes its shell snapshot, so the snapshot file holds no
- * more than the commands get.
+ * variables, add the spec's `env`, then keep only the allow-list and the spec's names. Nothing a
+ * shell profile sets adds to it: codex takes no shell snapshot and starts no login shell
+ * (`shell_snapshot` off, `allow_login_shell = false`, see pinnedConfig).
  */
 export function commandEnvPolicy(env: Readonly<Record<string, string>> = {}): Record<
   string,
@@ -203,7 +209,7 @@ export const PINNED_SKILLS: Readonly<Record<string, boolean>> = Object.freeze({
 /**
  * The `config` overrides every `thread/start` and `thread/resume` sends, before the spec's MCP
  * servers: worktree config off, the command environment, the pinned features, no skills, no web
- * search.
+ * search, no login shells (see PINNED_FEATURES' `shell_snapshot`).
  */
 export function pinnedConfig(
   cwd: string,
@@ -217,6 +223,7 @@ export function pinnedConfig(
     features: { ...PINNED_FEATURES },
     skills: { ...PINNED_SKILLS },
     web_search: webSearch,
+    allow_login_shell: false,
   };
 }
 

@@ -15,6 +15,7 @@ import { type ScriptedModel, startScriptedModel, step } from "../../support/scri
 import { readDeniedPaths } from "../../../src/provider/codex/read-denied.ts";
 import { Spec } from "../../../src/provider/spec.ts";
 import { bareCodexTurn, makeCodexHome, makeTempWorktree } from "../../support/codex-harness.ts";
+import { outsideSandboxDir } from "../../support/outside-dir.ts";
 import { EventRecorder, startTestProvider } from "../../support/provider-fixture.ts";
 
 /** What each start-up file exports: `LEAKED_<FILE>=from-<file>`. */
@@ -133,4 +134,56 @@ describe("the commands' home: shell start-up files and tokens (real codex)", () 
     expect(seen).toMatch(/^PATH=/m);
     expect(toolOutput).toBe("ran\n");
   });
+
+  test(
+    "the home's login profile never runs outside the sandbox: a hook running the worktree's .rvmrc",
+    async () => {
+      // An rvm-like profile: it runs the project file of the folder the shell starts in. codex's
+      // shell snapshot ran it unsandboxed, in the worktree; each hook only appends to a file in a
+      // folder no sandboxed command can write.
+      const outside = outsideSandboxDir("login-profile-");
+      cleanup.push(() => rm(outside, { recursive: true, force: true }));
+      const ran = (name: string) => path.join(outside, name);
+      const run = async (through: "bare" | "daemon") => {
+        const { codexHome, userHome } = await homeWithShellFiles();
+        for (const file of START_FILES) {
+          await writeFile(
+            path.join(userHome, file),
+            `echo "${through} $PWD" >> ${ran("profile")}; [ -f .rvmrc ] && . ./.rvmrc\n`,
+          );
+        }
+        const cwd = await worktree();
+        await writeFile(path.join(cwd, ".rvmrc"), `echo "${through} $PWD" >> ${ran("rvmrc")}\n`);
+        if (through === "bare") {
+          await bareCodexTurn({
+            model,
+            modelArgs: { requestMaxRetries: 0 },
+            codexHome,
+            cwd,
+            prompt: "RUNCMD",
+          });
+          return;
+        }
+        await using codex = await startTestProvider({
+          model,
+          codexHome,
+          provider: {
+            readDenied: () => readDeniedPaths({ home: userHome, codexHome, exists: existsSync }),
+          },
+        });
+        const handle = await codex.provider.spawn(Spec.parse({ cwd, prompt: "RUNCMD" }));
+        await new EventRecorder(handle).waitFor((e) => e.type === "result", 30_000, "result");
+        await handle.stop();
+      };
+      // Positive control: a bare codex runs the profile, and through it the .rvmrc, outside.
+      await run("bare");
+      expect(await readFile(ran("rvmrc"), "utf8")).toMatch(/^bare \//m);
+      await run("daemon");
+      const profile = await readFile(ran("profile"), "utf8");
+      const rvmrc = await readFile(ran("rvmrc"), "utf8");
+      expect(profile).not.toMatch(/^daemon /m);
+      expect(rvmrc).not.toMatch(/^daemon /m);
+    },
+    60_000,
+  );
 });

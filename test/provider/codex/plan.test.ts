@@ -130,9 +130,11 @@ describe("planSpawn", () => {
         request_permissions_tool: false,
         exec_permission_approvals: false,
         goals: false,
+        shell_snapshot: false,
       },
       skills: { include_instructions: false },
       web_search: "disabled",
+      allow_login_shell: false,
       default_permissions: "codexd",
       permissions: {
         codexd: {
