@@ -12,9 +12,13 @@
  * - that home's shell start-up files and histories (HOME_SHELL_FILES): a `.bashrc` that exports a
  *   token hands it to every command, past the environment allow-list (plan.ts), since the shell
  *   codex runs the command in sources it; and histories hold what was typed, tokens included;
- * - codex's own logins in its CODEX_HOME (`auth.json`: the OpenAI key or ChatGPT tokens; MCP
- *   OAuth tokens), and its threads' rollouts there (every session's transcript; and the record
- *   rollout-calls.ts judges a resumed thread's approvals on, which no command may write);
+ * - everything in codex's CODEX_HOME but its `tmp` (the helper links commands run): its logins
+ *   (`auth.json`: the OpenAI key or ChatGPT tokens; MCP OAuth tokens), its threads' rollouts (every
+ *   session's transcript; and the record rollout-calls.ts judges a resumed thread's approvals on,
+ *   which no command may write), and its databases, which hold every thread's history a second
+ *   time (`thread_history_*.sqlite`: prompts, messages, command output; `state_*.sqlite`): one
+ *   session read another's prompt there (test/provider/codex/session-isolation.test.ts). Listed
+ *   at each thread start (`list`), so what a newer codex adds there is denied too;
  * - codexd's state dir (its token, its database of every session's events) and token file.
  *
  * Limits (the README's "Sandbox" section): only the sandboxed modes (`read-only`,
@@ -100,7 +104,8 @@ export const CODEX_HOME_ROLLOUT_DIRS: readonly string[] = Object.freeze([
 
 /**
  * codex's logins and threads' rollouts below its CODEX_HOME (codex itself reads and writes them;
- * its commands never need to). Denied folders are masked whole, so no write reaches them either.
+ * its commands never need to), denied even when the home cannot be listed. Denied folders are
+ * masked whole, so no write reaches them either.
  */
 export const CODEX_HOME_PRIVATE: readonly string[] = Object.freeze([
   "auth.json",
@@ -114,6 +119,11 @@ export interface ReadDeniedInput {
   codexHome: string;
   /** codexd's own files: the state dir, the token file, ... */
   daemonPaths?: readonly string[];
+  /**
+   * The names in a folder (the filesystem's `readdirSync` in production): every entry of
+   * CODEX_HOME is denied but `tmp` and one holding `home`. Without it only CODEX_HOME_PRIVATE is.
+   */
+  list?: (dir: string) => readonly string[];
   /**
    * Keeps only the paths it says exist (the filesystem's `existsSync` in production). A missing
    * path holds nothing to read, and bubblewrap cannot mask one whose parent is missing inside a
@@ -132,7 +142,7 @@ export function readDeniedPaths(input: ReadDeniedInput): string[] {
       paths.add(path.join(input.home, name));
     }
   }
-  for (const name of CODEX_HOME_PRIVATE) paths.add(path.join(input.codexHome, name));
+  for (const name of codexHomeEntries(input)) paths.add(path.join(input.codexHome, name));
   for (const own of input.daemonPaths ?? []) {
     if (path.isAbsolute(own)) paths.add(path.normalize(own));
   }
@@ -141,6 +151,26 @@ export function readDeniedPaths(input: ReadDeniedInput): string[] {
   const sorted = [...paths].filter((p) => input.exists?.(p) ?? true).sort();
   return sorted.filter((p) => !sorted.some((q) => q !== p && isInside(p, q)));
 }
+
+/** What of CODEX_HOME commands may not read: everything listed but codex's `tmp` and HOME. */
+function codexHomeEntries(input: ReadDeniedInput): string[] {
+  let listed: readonly string[] = [];
+  try {
+    listed = input.list?.(input.codexHome) ?? [];
+  } catch {
+    // Not there yet, or unreadable: the fixed names still go.
+  }
+  const home = input.home !== undefined && path.isAbsolute(input.home) ? input.home : undefined;
+  return [...new Set([...CODEX_HOME_PRIVATE, ...listed])].filter((name) => {
+    const entry = path.join(input.codexHome, name);
+    if (name === CODEX_HOME_TMP) return false;
+    // A HOME inside the codex home (the tests' layout) keeps its own denials instead.
+    return home === undefined || !(home === entry || isInside(home, entry));
+  });
+}
+
+/** codex's own temp folder in its home: the helper links (`apply_patch`) commands run from. */
+const CODEX_HOME_TMP = "tmp";
 
 function isInside(child: string, parent: string): boolean {
   const relative = path.relative(parent, child);

@@ -68,6 +68,37 @@ describe("readDeniedPaths", () => {
     })).toEqual(["/c/auth.json", "/home/agent/.aws"]);
   });
 
+  test("listed, everything in codex's home is denied but its tmp and a folder holding HOME", () => {
+    const entries = [
+      "auth.json",
+      "state_5.sqlite",
+      "thread_history_1.sqlite-wal",
+      "tmp",
+      "user-home",
+    ];
+    expect(
+      readDeniedPaths({
+        home: "/c/user-home",
+        codexHome: "/c",
+        list: (dir) => dir === "/c" ? entries : [],
+      }).filter((p) => !p.startsWith("/c/user-home/")),
+    ).toEqual([
+      "/c/.credentials.json",
+      "/c/archived_sessions",
+      "/c/auth.json",
+      "/c/sessions",
+      "/c/state_5.sqlite",
+      "/c/thread_history_1.sqlite-wal",
+    ]);
+    // A home that cannot be listed still loses its logins and rollouts.
+    expect(readDeniedPaths({
+      codexHome: "/c",
+      list: () => {
+        throw new Error("EACCES");
+      },
+    })).toEqual(["/c/.credentials.json", "/c/archived_sessions", "/c/auth.json", "/c/sessions"]);
+  });
+
   test("no home, or a relative one, gives no home entries", () => {
     expect(readDeniedPaths({ codexHome: "/c" })).toEqual([
       "/c/.credentials.json",

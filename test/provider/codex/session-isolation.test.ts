@@ -7,7 +7,7 @@
  * Positive control: without `worktreeRoots` B reads A's worktree.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { existsSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { mkdtemp, readdir, readFile, rm, symlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -15,7 +15,8 @@ import { type ScriptedModel, startScriptedModel, step } from "../../support/scri
 import { SessionTmp } from "../../../src/provider/codex/session-tmp.ts";
 import { Spec } from "../../../src/provider/spec.ts";
 import { EventRecorder, startTestProvider } from "../../support/provider-fixture.ts";
-import { makeRepository } from "../../support/codex-harness.ts";
+import { makeCodexHome, makeRepository } from "../../support/codex-harness.ts";
+import { readDeniedPaths } from "../../../src/provider/codex/read-denied.ts";
 
 /** Session B's command: A's worktree and temp files, then its own cwd, temp folder and git. */
 const READ_NEIGHBOUR = [
@@ -111,5 +112,67 @@ describe("a session's commands read no other session's files (real codex)", () =
     expect(output).not.toContain("SECRET-OF-A");
     expect(output).toContain("own-cwd");
     expect(existsSync(path.join(ownCwd, "own.txt"))).toBe(true);
+  }, 60_000);
+});
+
+describe("a session's commands read no other session's history in codex's home (real codex)", () => {
+  /**
+   * Session A's prompt carries a secret; session B's command searches codex's home for it (an
+   * agent finds that home with `find / -name 'state_*.sqlite'`). B's output, and what the home holds.
+   */
+  async function searchHome(listHome: boolean): Promise<{ output: string; stored: boolean }> {
+    const codexHome = await makeCodexHome();
+    const userHome = path.join(codexHome, "user-home");
+    // Each call searches its own home: a rule per call (the first matching rule answers).
+    const marker = `SEARCH-HOME-${listHome ? "listed" : "fixed"}`;
+    const search =
+      `grep -a -r -o -h 'PROMPT-SECRET-[0-9]*' ${codexHome} 2>/dev/null | sort -u; true`;
+    model.addRule({ marker, rounds: [[step.exec(search)], [step.message("done")]] });
+    await using codex = await startTestProvider({
+      model,
+      codexHome,
+      provider: {
+        // As create-pool.ts wires it; without `list`, only the logins and rollouts are denied.
+        readDenied: () =>
+          readDeniedPaths({
+            home: userHome,
+            codexHome,
+            exists: existsSync,
+            ...(listHome && { list: (dir: string) => readdirSync(dir) }),
+          }),
+      },
+    });
+    const a = await makeRepository(path.join(await mkdtemp(path.join(outside, "home-")), "a"));
+    const b = await makeRepository(path.join(path.dirname(a), "b"));
+    const sessionA = await codex.provider.spawn(
+      Spec.parse({ cwd: a, prompt: "PROMPT-SECRET-4242 is the customer's" }),
+    );
+    await new EventRecorder(sessionA).waitFor((e) => e.type === "result", 30_000, "A's result");
+    await sessionA.stop();
+    const sessionB = await codex.provider.spawn(Spec.parse({ cwd: b, prompt: marker }));
+    const events = new EventRecorder(sessionB);
+    await events.waitFor((e) => e.type === "result", 30_000, "B's result");
+    await sessionB.stop();
+    const stored = readdirSync(codexHome).some((name) =>
+      name.endsWith(".sqlite-wal") &&
+      readFileSync(path.join(codexHome, name), "latin1").includes("PROMPT-SECRET-4242")
+    );
+    return { output: String(events.events.find((e) => e.type === "tool.result")?.output), stored };
+  }
+
+  test(
+    "positive control: with only the logins and rollouts denied, B finds A's prompt",
+    async () => {
+      const { output, stored } = await searchHome(false);
+      expect(stored).toBe(true);
+      expect(output).toContain("PROMPT-SECRET-4242");
+    },
+    60_000,
+  );
+
+  test("everything in the home but its tmp is denied: B finds nothing", async () => {
+    const { output, stored } = await searchHome(true);
+    expect(stored).toBe(true); // codex keeps it there all the same
+    expect(output).not.toContain("PROMPT-SECRET-4242");
   }, 60_000);
 });
