@@ -146,9 +146,15 @@ export function readDeniedPaths(input: ReadDeniedInput): string[] {
   for (const own of input.daemonPaths ?? []) {
     if (path.isAbsolute(own)) paths.add(path.normalize(own));
   }
+  const existing = [...paths].filter((p) => input.exists?.(p) ?? true);
+  // A database's journal files come and go with its connections (a WAL file is removed when the
+  // last one closes and made again at the next): they are denied whether there now or not. A
+  // missing path in codex's home is harmless (measured: codex skips it, and denies the file once
+  // it is there again); only a missing one inside a writable folder breaks the sandbox.
+  const journals = codexHomeJournals(input, existing);
   // Only the outermost of nested paths: bubblewrap masks a denied folder first and then cannot
   // mount over a denied file inside it ("Can't create file at …"), which fails every command.
-  const sorted = [...paths].filter((p) => input.exists?.(p) ?? true).sort();
+  const sorted = [...new Set([...existing, ...journals])].sort();
   return sorted.filter((p) => !sorted.some((q) => q !== p && isInside(p, q)));
 }
 
@@ -168,6 +174,15 @@ function codexHomeEntries(input: ReadDeniedInput): string[] {
     return home === undefined || !(home === entry || isInside(home, entry));
   });
 }
+
+/** The journal files of every database denied in codex's home (`x.sqlite` → `x.sqlite-wal`, …). */
+function codexHomeJournals(input: ReadDeniedInput, denied: readonly string[]): string[] {
+  return denied
+    .filter((p) => path.dirname(p) === input.codexHome && p.endsWith(".sqlite"))
+    .flatMap((db) => JOURNAL_SUFFIXES.map((suffix) => db + suffix));
+}
+
+const JOURNAL_SUFFIXES = ["-wal", "-shm", "-journal"];
 
 /** codex's own temp folder in its home: the helper links (`apply_patch`) commands run from. */
 const CODEX_HOME_TMP = "tmp";

@@ -88,6 +88,10 @@ describe("readDeniedPaths", () => {
       "/c/auth.json",
       "/c/sessions",
       "/c/state_5.sqlite",
+      // A database's journals, there or not: a WAL file comes back with the next connection.
+      "/c/state_5.sqlite-journal",
+      "/c/state_5.sqlite-shm",
+      "/c/state_5.sqlite-wal",
       "/c/thread_history_1.sqlite-wal",
     ]);
     // A home that cannot be listed still loses its logins and rollouts.
