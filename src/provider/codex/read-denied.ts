@@ -57,6 +57,14 @@ export const HOME_CREDENTIALS: readonly string[] = Object.freeze([
   ".boto",
   ".password-store",
   ".local/share/keyrings",
+  // Coding agents' logins and transcripts: codex's own default home (its auth.json holds an
+  // OpenAI key or ChatGPT tokens), Claude Code's, Gemini CLI's, Copilot's, Continue's.
+  ".codex",
+  ".claude",
+  ".claude.json",
+  ".gemini",
+  ".config/github-copilot",
+  ".continue",
 ]);
 
 /**
@@ -139,7 +147,11 @@ export function readDeniedPaths(input: ReadDeniedInput): string[] {
   // A home of `/` (an account without one) would deny `/.ssh`: harmless, and still right.
   if (input.home !== undefined && path.isAbsolute(input.home)) {
     for (const name of [...HOME_CREDENTIALS, ...HOME_SHELL_FILES]) {
-      paths.add(path.join(input.home, name));
+      const entry = path.join(input.home, name);
+      // A codex home codexd was told to use in there (`~/.codex`) is denied entry by entry
+      // instead: its `tmp` must stay readable.
+      if (entry === input.codexHome || isInside(input.codexHome, entry)) continue;
+      paths.add(entry);
     }
   }
   for (const name of codexHomeEntries(input)) paths.add(path.join(input.codexHome, name));

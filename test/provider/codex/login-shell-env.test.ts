@@ -21,12 +21,19 @@ import { EventRecorder, startTestProvider } from "../../support/provider-fixture
 /** What each start-up file exports: `LEAKED_<FILE>=from-<file>`. */
 const START_FILES = [".bashrc", ".profile", ".bash_profile"];
 const NPMRC_TOKEN = "npm_codexd-test-token-4242";
+/** The home's own coding agents' logins: codex's default home and Claude Code's. */
+const AGENT_LOGINS: Record<string, string> = {
+  ".codex/auth.json": "sk-home-codex-login-4242",
+  ".claude.json": "home-claude-account-4242",
+};
 
 /** The environment, a login+interactive shell's environment, and a plain read of two files. */
 const RUN_COMMAND = [
   "env > plain-env.txt",
   "bash -lic env > login-env.txt 2>&1",
-  "cat ~/.bashrc ~/.npmrc > cat.txt 2>&1",
+  `cat ~/.bashrc ~/.npmrc ${
+    Object.keys(AGENT_LOGINS).map((f) => `~/${f}`).join(" ")
+  } > cat.txt 2>&1`,
   "echo ran",
 ].join("; ");
 const OUTPUTS = ["plain-env.txt", "login-env.txt", "cat.txt"];
@@ -58,6 +65,10 @@ async function homeWithShellFiles(): Promise<{ codexHome: string; userHome: stri
     path.join(userHome, ".npmrc"),
     `//registry.npmjs.org/:_authToken=${NPMRC_TOKEN}\n`,
   );
+  for (const [file, secret] of Object.entries(AGENT_LOGINS)) {
+    await mkdir(path.dirname(path.join(userHome, file)), { recursive: true });
+    await writeFile(path.join(userHome, file), `{"token":"${secret}"}\n`);
+  }
   return { codexHome, userHome };
 }
 
@@ -99,6 +110,7 @@ describe("the commands' home: shell start-up files and tokens (real codex)", () 
     const seen = await outputs(cwd);
     expect(seen).toContain(`${marker(".bashrc")}=from-.bashrc`);
     expect(seen).toContain(NPMRC_TOKEN);
+    for (const secret of Object.values(AGENT_LOGINS)) expect(seen).toContain(secret);
   });
 
   test("through codexd's provider none of them does, and commands print no denial noise", async () => {
@@ -130,6 +142,10 @@ describe("the commands' home: shell start-up files and tokens (real codex)", () 
     }
     expect(seen).not.toContain(NPMRC_TOKEN);
     expect(seen).toContain(`${path.join(userHome, ".npmrc")}: Permission denied`);
+    for (const [file, secret] of Object.entries(AGENT_LOGINS)) {
+      expect(seen).not.toContain(secret);
+      expect(seen).toContain(`${path.join(userHome, file)}: Permission denied`);
+    }
     // The command itself ran, in a shell that did not go looking for the denied .bashrc.
     expect(seen).toMatch(/^PATH=/m);
     expect(toolOutput).toBe("ran\n");

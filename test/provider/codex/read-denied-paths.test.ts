@@ -40,8 +40,24 @@ describe("readDeniedPaths", () => {
         ".pypirc",
         ".cargo/credentials.toml",
         ".vault-token",
+        ".codex",
+        ".claude",
+        ".claude.json",
+        ".config/github-copilot",
       ]
     ) expect(home).toContain(credential);
+  });
+
+  test("a codex home codexd was told to keep in the commands' HOME is denied entry by entry", () => {
+    const paths = readDeniedPaths({
+      home: "/home/agent",
+      codexHome: "/home/agent/.codex",
+      list: () => ["auth.json", "state_5.sqlite", "tmp"],
+    });
+    expect(paths).not.toContain("/home/agent/.codex");
+    expect(paths).toContain("/home/agent/.codex/state_5.sqlite");
+    expect(paths).not.toContain("/home/agent/.codex/tmp");
+    expect(paths).toContain("/home/agent/.claude");
   });
 
   test("the home's shell start-up files and histories: a shell would hand their exports on", () => {
