@@ -172,7 +172,13 @@ async function assemble(
     ...(agentUser && { user: agentUser }),
     approver: bridge,
     daemonMcpServers: config.mcpServers,
-    daemonPaths: [config.stateDir, token.path],
+    // The config file may hold keys (`codex.env`) and the TLS key serves the API.
+    daemonPaths: [
+      config.stateDir,
+      token.path,
+      ...(config.configFile !== undefined ? [config.configFile] : []),
+      ...(config.server.tls ? [config.server.tls.key] : []),
+    ],
     worktreeRoots: config.worktreeRoots,
     recycle: {
       maxRssBytes: recycle.maxRssMiB * 1024 * 1024,

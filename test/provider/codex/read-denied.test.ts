@@ -29,6 +29,9 @@ const home = mkdtempSync(path.join(REPO_ROOT, ".codexd", "read-denied-home-"));
 const stateDir = makeStateDir();
 // Outside the state dir (as with codex.user), so the state dir's own deny does not cover it.
 const codexHome = mkdtempSync(path.join(REPO_ROOT, ".codexd", "read-denied-codex-home-"));
+/** The daemon's config file, with a secret in `codex.env` as a deployer may keep one there. */
+const CONFIG_SECRET = "sk-config-file-secret-6a2b";
+const configFile = path.join(home, "..", `${path.basename(home)}.jsonc`);
 
 function writeMarker(relative: string, text: string): void {
   const file = path.join(home, relative);
@@ -51,15 +54,18 @@ beforeAll(async () => {
       execRule("GLOB_END", "cat ~/.aw?/credentials; true"),
       execRule("FIND_END", "find ~ -type f -exec cat {} +; true"),
       execRule("TOKEN_END", `cat ${path.join(stateDir, "token")}; ls ${stateDir}; true`),
+      execRule("CONFIG_END", `cat ${configFile}; true`),
     ],
   });
   worktree = await makeTempWorktree();
+  writeFileSync(configFile, JSON.stringify({ codex: { env: { OPENAI_API_KEY: CONFIG_SECRET } } }));
   daemon = await startDaemonInProcess({
     model,
     stateDir,
     configure: (config) => {
       config.codex.env = { ...config.codex.env, HOME: home };
       config.codex.home = codexHome;
+      config.configFile = configFile;
     },
   });
 });
@@ -70,6 +76,7 @@ afterAll(async () => {
   await model?.close();
   rmSync(home, { recursive: true, force: true });
   rmSync(codexHome, { recursive: true, force: true });
+  rmSync(configFile, { force: true });
 });
 
 /** The output of the one command a session's prompt makes the model run, and its approval. */
@@ -120,5 +127,12 @@ describe("the sandbox denies reads of credentials and codexd's files", () => {
     expect(output).not.toContain(daemon.token);
     expect(output).not.toContain("codexd.db");
     expect(output).toContain("Permission denied");
+  });
+
+  test("so is the daemon's config file (its codex.env may hold a key)", async () => {
+    expect(readFileSync(configFile, "utf8")).toContain(CONFIG_SECRET); // it is there to read
+    const { output } = await runCommand("CONFIG_END");
+    expect(output).not.toContain(CONFIG_SECRET);
+    expect(output).toContain(`${configFile}: Permission denied`);
   });
 });
