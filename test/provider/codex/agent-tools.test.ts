@@ -274,3 +274,63 @@ describe("the model cannot have codex start turns of its own (real codex)", () =
     60_000,
   );
 });
+
+/**
+ * Every tool codex offers a codexd thread, by model, as reviewed: each one either goes through the
+ * bridge (commands, patches, terminal input), reads within the sandbox (view_image), is answered
+ * by codexd (request_user_input), or is refused as it runs (collaboration: foreign-turns.ts;
+ * code mode's nested calls: declined as calls codex did not show). A codex that offers anything
+ * else fails here, so an upgrade's new tool is reviewed before a fleet gets it.
+ */
+const REVIEWED_TOOLS: Record<string, string[]> = {
+  // The scripted model's unknown slug: codex's fallback tool set.
+  "mock-model": ["exec_command", "request_user_input", "view_image", "write_stdin"],
+  "gpt-5.5": ["apply_patch", "exec_command", "request_user_input", "view_image", "write_stdin"],
+  // Code mode: the tools are namespaces, offered in an `additional_tools` input item.
+  "gpt-6-sol": [
+    "clock.sleep",
+    "collaboration.followup_task",
+    "collaboration.interrupt_agent",
+    "collaboration.list_agents",
+    "collaboration.send_message",
+    "collaboration.spawn_agent",
+    "collaboration.wait_agent",
+    "functions.exec",
+    "functions.request_user_input",
+    "functions.request_user_input_async",
+    "functions.wait",
+  ],
+};
+
+/** The tools of `request`, flat (`namespace.tool`), from `tools` and `additional_tools` items. */
+function allToolNames(request: RecordedRequest): string[] {
+  type Tool = { name?: string; type?: string; tools?: Tool[] };
+  const body = request.body as { tools?: Tool[]; input?: Array<{ type?: string; tools?: Tool[] }> };
+  const names: string[] = [];
+  const walk = (tools: Tool[] | undefined, prefix: string) => {
+    for (const tool of tools ?? []) {
+      if (tool.tools) walk(tool.tools, `${tool.name}.`);
+      else names.push(prefix + (tool.name ?? tool.type ?? "?"));
+    }
+  };
+  walk(body.tools, "");
+  for (const item of body.input ?? []) if (item.type === "additional_tools") walk(item.tools, "");
+  return names.sort();
+}
+
+describe("the tools codexd's threads are offered are the reviewed ones (real codex)", () => {
+  for (const [slug, reviewed] of Object.entries(REVIEWED_TOOLS)) {
+    test(slug, async () => {
+      const from = await requestCount();
+      await using codex = await startTestProvider({ model });
+      const prompt = `TOOLS of ${slug}`;
+      const handle = await codex.provider.spawn(
+        Spec.parse({ cwd: worktree.path, prompt, ...(slug !== "mock-model" && { model: slug }) }),
+      );
+      await new EventRecorder(handle).waitFor((e) => e.type === "result", 30_000, "result");
+      await handle.stop();
+      const sent = await requestsMentioning(from, prompt);
+      expect(allToolNames(sent[0]!)).toEqual(reviewed);
+    }, 60_000);
+  }
+});
