@@ -224,6 +224,7 @@ class DriftChecker {
     const problems: string[] = [];
     this.#notes = notes;
     this.#checkFeatures(usage.features ?? [], problems);
+    this.#checkDefaultOn(usage, problems);
     for (const group of Object.keys(METHOD_GROUPS) as Array<keyof typeof METHOD_GROUPS>) {
       const { file, label } = METHOD_GROUPS[group];
       const methods = this.#methods(file);
@@ -283,6 +284,22 @@ class DriftChecker {
       } else if (/removed/i.test(feature.stage)) {
         problems.push(`feature "${name}" is ${feature.stage}: pinning it has no effect`);
       }
+    }
+  }
+
+  /** A feature on by default that codexd neither pins nor knows from the reviewed codex. */
+  #checkDefaultOn(usage: ProtocolUsage, problems: string[]): void {
+    if (!usage.defaultOnKnown) return;
+    const parsed = FeatureListDocument.safeParse(this.#documents[FEATURES_FILE]);
+    if (!parsed.success) return; // #checkFeatures already says the list is missing
+    const known = new Set([...usage.defaultOnKnown, ...usage.features ?? []]);
+    for (const feature of parsed.data.features) {
+      if (!feature.enabled || known.has(feature.name)) continue;
+      problems.push(
+        `feature "${feature.name}" (${feature.stage}) is on by default in this codex and was not ` +
+          "in the codex codexd was reviewed against: find out what it does, then pin it " +
+          "(plan.ts PINNED_FEATURES) or add it to feature-baseline.ts",
+      );
     }
   }
 

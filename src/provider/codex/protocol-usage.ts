@@ -17,6 +17,7 @@
  * JSON schema does not list them, so the check reads `codex features list` instead.
  */
 import { PINNED_FEATURES } from "./plan.ts";
+import { DEFAULT_ON_IN_REVIEWED_CODEX } from "./feature-baseline.ts";
 
 export interface FieldUse {
   path: string;
@@ -56,6 +57,11 @@ export interface ProtocolUsage {
   serverRequests: readonly RequestUse[];
   /** Feature flags set in thread `config` (`features.<name>`); each must exist, not removed. */
   features?: readonly string[];
+  /**
+   * Features known to be on by default (feature-baseline.ts): any other a codex turns on by
+   * default, and codexd does not pin, is reported.
+   */
+  defaultOnKnown?: readonly string[];
 }
 
 /** Overrides thread/start and thread/resume share. */
@@ -321,4 +327,5 @@ export const PROTOCOL_USAGE: ProtocolUsage = {
   ],
 
   features: Object.keys(PINNED_FEATURES),
+  defaultOnKnown: DEFAULT_ON_IN_REVIEWED_CODEX,
 };

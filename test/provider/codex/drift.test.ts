@@ -60,6 +60,24 @@ describe("protocol drift against the pinned codex", () => {
     expect(report.ok).toBe(true);
   });
 
+  test("a feature on by default that codexd neither pins nor knows is a problem", async () => {
+    // As a newer codex turning `apps` on would look: the known list without it.
+    const report = await checkProtocolDrift(documents, {
+      ...PROTOCOL_USAGE,
+      defaultOnKnown: PROTOCOL_USAGE.defaultOnKnown!.filter((name) => name !== "apps"),
+    });
+    expect(report.problems).toEqual([
+      expect.stringMatching(/^feature "apps" \(\w[^)]*\) is on by default in this codex/),
+    ]);
+    // A pinned one is governed whatever its default: `goals` is pinned off and on by default.
+    expect(PROTOCOL_USAGE.features).toContain("goals");
+    const pinned = await checkProtocolDrift(documents, {
+      ...PROTOCOL_USAGE,
+      defaultOnKnown: PROTOCOL_USAGE.defaultOnKnown!.filter((name) => name !== "goals"),
+    });
+    expect(pinned.problems).toEqual([]);
+  });
+
   test("a misspelt param is reported by name with a suggestion", async () => {
     const report = await checkProtocolDrift(
       documents,
