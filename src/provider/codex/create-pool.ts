@@ -14,7 +14,7 @@ import { CodexPool, type RecycleLimits } from "./pool.ts";
 import { CodexProvider } from "./provider.ts";
 import { readDeniedPaths } from "./read-denied.ts";
 import type { SessionTmp } from "./session-tmp.ts";
-import { existsSync, readdirSync } from "node:fs";
+import { existsSync, readdirSync, realpathSync } from "node:fs";
 import type { RetryInfo, RetryPolicy } from "./retry.ts";
 import type { BackoffPolicy } from "./supervisor.ts";
 
@@ -105,6 +105,7 @@ export function createCodexPool(options: CreateCodexPoolOptions): CodexPool {
             codexHome: settings.home,
             daemonPaths: [...options.daemonPaths],
             exists: existsSync,
+            realpath: (p) => realpathSync(p),
             list: (dir) => readdirSync(dir),
           }),
         ...(options.sessionTmp && { sessionTmp: options.sessionTmp }),

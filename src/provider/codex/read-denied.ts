@@ -128,6 +128,13 @@ export interface ReadDeniedInput {
   /** codexd's own files: the state dir, the token file, ... */
   daemonPaths?: readonly string[];
   /**
+   * The real path of an existing path (the filesystem's `realpathSync` in production). A denied
+   * path that is a symlink (a dotfiles manager's `~/.bashrc`, `~/.aws`) stops bubblewrap from
+   * setting up the sandbox at all ("Can't create file at …": no command runs), so the target is
+   * denied instead, which is what holds the secret.
+   */
+  realpath?: (path: string) => string;
+  /**
    * The names in a folder (the filesystem's `readdirSync` in production): every entry of
    * CODEX_HOME is denied but `tmp` and one holding `home`. Without it only CODEX_HOME_PRIVATE is.
    */
@@ -166,7 +173,8 @@ export function readDeniedPaths(input: ReadDeniedInput): string[] {
   const journals = codexHomeJournals(input, existing);
   // Only the outermost of nested paths: bubblewrap masks a denied folder first and then cannot
   // mount over a denied file inside it ("Can't create file at …"), which fails every command.
-  const sorted = [...new Set([...existing, ...journals])].sort();
+  const sorted = [...new Set([...existing, ...journals].map((p) => realLocation(p, input)))]
+    .sort();
   return sorted.filter((p) => !sorted.some((q) => q !== p && isInside(p, q)));
 }
 
@@ -185,6 +193,21 @@ function codexHomeEntries(input: ReadDeniedInput): string[] {
     // A HOME inside the codex home (the tests' layout) keeps its own denials instead.
     return home === undefined || !(home === entry || isInside(home, entry));
   });
+}
+
+/** `p` with its symlinks resolved (of its folder, when it does not exist); as given without `realpath`. */
+function realLocation(p: string, input: ReadDeniedInput): string {
+  const realpath = input.realpath;
+  if (!realpath) return p;
+  try {
+    return realpath(p);
+  } catch {
+    try {
+      return path.join(realpath(path.dirname(p)), path.basename(p));
+    } catch {
+      return p;
+    }
+  }
 }
 
 /** The journal files of every database denied in codex's home (`x.sqlite` → `x.sqlite-wal`, …). */

@@ -119,6 +119,24 @@ describe("readDeniedPaths", () => {
     })).toEqual(["/c/.credentials.json", "/c/archived_sessions", "/c/auth.json", "/c/sessions"]);
   });
 
+  test("a symlinked entry is denied at its target (bubblewrap cannot mask a link)", () => {
+    const links: Record<string, string> = {
+      "/h/.bashrc": "/h/dotfiles/bashrc",
+      "/h/.aws": "/srv/aws",
+    };
+    const paths = readDeniedPaths({
+      home: "/h",
+      codexHome: "/c",
+      exists: (p) => p in links || p === "/c/auth.json",
+      realpath: (p) => {
+        if (p in links) return links[p]!;
+        if (p === "/c/auth.json") return p;
+        throw new Error("ENOENT");
+      },
+    });
+    expect(paths).toEqual(["/c/auth.json", "/h/dotfiles/bashrc", "/srv/aws"]);
+  });
+
   test("no home, or a relative one, gives no home entries", () => {
     expect(readDeniedPaths({ codexHome: "/c" })).toEqual([
       "/c/.credentials.json",

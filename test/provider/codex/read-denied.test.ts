@@ -8,7 +8,15 @@
  * The home is a fake one (codex.env HOME) holding marker files, never a real credential.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import {
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
 import path from "node:path";
 import { type ScriptedModel, startScriptedModel, step } from "../../support/scripted.ts";
 import { makeTempWorktree, REPO_ROOT, type TempWorktree } from "../../support/codex-harness.ts";
@@ -20,6 +28,7 @@ const AWS_MARKER = "aws-marker-5f3a";
 const CONTROL_MARKER = "control-marker-9c1e";
 const SSH_MARKER = "ssh-marker-77b2";
 const ROLLOUT_MARKER = "rollout-marker-3d1f";
+const DOTFILE_MARKER = "dotfile-marker-8e4c";
 
 let model: ScriptedModel;
 let daemon: InProcessDaemon;
@@ -48,6 +57,9 @@ beforeAll(async () => {
   writeMarker(".aws/credentials", AWS_MARKER);
   writeMarker(".awx/credentials", CONTROL_MARKER);
   writeMarker(".ssh/id_ed25519", SSH_MARKER);
+  // A dotfiles manager's layout: ~/.netrc is a link into a folder of the home.
+  writeMarker("dotfiles/netrc", DOTFILE_MARKER);
+  symlinkSync(path.join(home, "dotfiles", "netrc"), path.join(home, ".netrc"));
   model = await startScriptedModel({
     rules: [
       // `; true`: codex reports no completion for a command failing like a sandbox denial.
@@ -55,6 +67,7 @@ beforeAll(async () => {
       execRule("FIND_END", "find ~ -type f -exec cat {} +; true"),
       execRule("TOKEN_END", `cat ${path.join(stateDir, "token")}; ls ${stateDir}; true`),
       execRule("CONFIG_END", `cat ${configFile}; true`),
+      execRule("NETRC_END", "cat ~/.netrc; echo still-ran; true"),
     ],
   });
   worktree = await makeTempWorktree();
@@ -127,6 +140,13 @@ describe("the sandbox denies reads of credentials and codexd's files", () => {
     expect(output).not.toContain(daemon.token);
     expect(output).not.toContain("codexd.db");
     expect(output).toContain("Permission denied");
+  });
+
+  test("a denied file that is a symlink: its target is denied, and commands still run", async () => {
+    const { output } = await runCommand("NETRC_END");
+    expect(output).not.toContain(DOTFILE_MARKER);
+    expect(output).toContain("Permission denied");
+    expect(output).toContain("still-ran");
   });
 
   test("so is the daemon's config file (its codex.env may hold a key)", async () => {
