@@ -96,17 +96,44 @@ async function snapshots(codexHome: string): Promise<string> {
   return texts.join("\n");
 }
 
+/** RUNCMD on a bare codex with `codexHome` (its `user-home` the command's HOME). */
+function runBare(codexHome: string, cwd: string): Promise<unknown> {
+  return bareCodexTurn({
+    model,
+    modelArgs: { requestMaxRetries: 0 },
+    codexHome,
+    cwd,
+    prompt: "RUNCMD",
+  });
+}
+
+/**
+ * RUNCMD through codexd's provider, the home's paths denied as create-pool.ts denies them (the
+ * list made at each thread start); the command's output and the shell snapshots codex then holds.
+ */
+async function runThroughCodexd(codexHome: string, cwd: string) {
+  const userHome = path.join(codexHome, "user-home");
+  await using codex = await startTestProvider({
+    model,
+    codexHome,
+    provider: {
+      readDenied: () => readDeniedPaths({ home: userHome, codexHome, exists: existsSync }),
+    },
+  });
+  const handle = await codex.provider.spawn(Spec.parse({ cwd, prompt: "RUNCMD" }));
+  const events = new EventRecorder(handle);
+  await events.waitFor((e) => e.type === "result", 30_000, "result");
+  const toolOutput = events.events.find((e) => e.type === "tool.result")?.output;
+  const snapshotText = await snapshots(codexHome);
+  await handle.stop();
+  return { toolOutput, snapshotText };
+}
+
 describe("the commands' home: shell start-up files and tokens (real codex)", () => {
   test("positive control: on a bare codex the .bashrc export and the .npmrc token reach the command", async () => {
     const { codexHome } = await homeWithShellFiles();
     const cwd = await worktree();
-    await bareCodexTurn({
-      model,
-      modelArgs: { requestMaxRetries: 0 },
-      codexHome,
-      cwd,
-      prompt: "RUNCMD",
-    });
+    await runBare(codexHome, cwd);
     const seen = await outputs(cwd);
     expect(seen).toContain(`${marker(".bashrc")}=from-.bashrc`);
     expect(seen).toContain(NPMRC_TOKEN);
@@ -116,25 +143,7 @@ describe("the commands' home: shell start-up files and tokens (real codex)", () 
   test("through codexd's provider none of them does, and commands print no denial noise", async () => {
     const { codexHome, userHome } = await homeWithShellFiles();
     const cwd = await worktree();
-    // As create-pool.ts wires it: the list is made at each thread start.
-    await using codex = await startTestProvider({
-      model,
-      codexHome,
-      provider: {
-        readDenied: () => readDeniedPaths({ home: userHome, codexHome, exists: existsSync }),
-      },
-    });
-    const provider = codex.provider;
-    let snapshotText: string;
-    let toolOutput: unknown;
-    {
-      const handle = await provider.spawn(Spec.parse({ cwd, prompt: "RUNCMD" }));
-      const events = new EventRecorder(handle);
-      await events.waitFor((e) => e.type === "result", 30_000, "result");
-      toolOutput = events.events.find((e) => e.type === "tool.result")?.output;
-      snapshotText = await snapshots(codexHome);
-      await handle.stop();
-    }
+    const { toolOutput, snapshotText } = await runThroughCodexd(codexHome, cwd);
     const seen = await outputs(cwd);
     for (const file of START_FILES) {
       expect(seen).not.toContain(marker(file));
@@ -170,26 +179,8 @@ describe("the commands' home: shell start-up files and tokens (real codex)", () 
         }
         const cwd = await worktree();
         await writeFile(path.join(cwd, ".rvmrc"), `echo "${through} $PWD" >> ${ran("rvmrc")}\n`);
-        if (through === "bare") {
-          await bareCodexTurn({
-            model,
-            modelArgs: { requestMaxRetries: 0 },
-            codexHome,
-            cwd,
-            prompt: "RUNCMD",
-          });
-          return;
-        }
-        await using codex = await startTestProvider({
-          model,
-          codexHome,
-          provider: {
-            readDenied: () => readDeniedPaths({ home: userHome, codexHome, exists: existsSync }),
-          },
-        });
-        const handle = await codex.provider.spawn(Spec.parse({ cwd, prompt: "RUNCMD" }));
-        await new EventRecorder(handle).waitFor((e) => e.type === "result", 30_000, "result");
-        await handle.stop();
+        if (through === "bare") await runBare(codexHome, cwd);
+        else await runThroughCodexd(codexHome, cwd);
       };
       // Positive control: a bare codex runs the profile, and through it the .rvmrc, outside.
       await run("bare");
