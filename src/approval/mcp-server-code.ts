@@ -46,6 +46,33 @@ export function writableCodeIn(
   return undefined;
 }
 
+/** A server whose command line names a writable root: which one, and where. */
+export interface ServerRunningWritableCode extends WritableCode {
+  server: string;
+  /** The field the word is in: `command` or `args.<i>`. */
+  field: string;
+}
+
+/**
+ * Every server of `servers` whose command line names a path inside one of `roots` (each also
+ * taken by its real path), with the first such word.
+ */
+export function serversRunningWritableCode(
+  servers: Readonly<Record<string, { command: string; args: readonly string[] }>>,
+  roots: readonly string[],
+  realPath: (p: string) => string,
+): ServerRunningWritableCode[] {
+  const all = [...new Set([...roots, ...roots.map(realPath)])];
+  const found: ServerRunningWritableCode[] = [];
+  for (const [server, { command, args }] of Object.entries(servers)) {
+    const code = writableCodeIn([command, ...args], all, realPath);
+    if (code === undefined) continue;
+    const field = code.index === 0 ? "command" : `args.${code.index - 1}`;
+    found.push({ ...code, server, field });
+  }
+  return found;
+}
+
 /** The absolute paths a word may stand for. */
 function pathCandidates(word: string): string[] {
   const out = [word];

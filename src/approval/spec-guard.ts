@@ -35,7 +35,7 @@ import type { ShellAnalyzer } from "./analyzer.ts";
 import type { CompiledPolicy } from "./compiled-policy.ts";
 import { type EngineDecision, evaluate } from "./engine.ts";
 import { envFloorReason, envGlobMatches } from "./env-floor.ts";
-import { writableCodeIn } from "./mcp-server-code.ts";
+import { serversRunningWritableCode } from "./mcp-server-code.ts";
 import type { PolicyDecision, SandboxMode } from "./policy-schema.ts";
 
 /** What the daemon knows that a spec must keep away from. */
@@ -271,17 +271,12 @@ function checkMcpServerCode(
   context: SpecGuardContext,
   refuse: Refuse,
 ): void {
-  const named = [given.cwd, guarded.cwd, ...context.worktreeRoots ?? []].map((p) =>
+  const roots = [given.cwd, guarded.cwd, ...context.worktreeRoots ?? []].map((p) =>
     path.resolve(p)
   );
-  const roots = [...new Set([...named, ...named.map(realPathOf)])];
-  for (const [name, server] of Object.entries(guarded.mcpServers ?? {})) {
-    const found = writableCodeIn([server.command, ...server.args], roots, realPathOf);
-    if (found === undefined) continue;
+  for (const found of serversRunningWritableCode(guarded.mcpServers ?? {}, roots, realPathOf)) {
     refuse(
-      found.index === 0
-        ? `mcpServers.${name}.command`
-        : `mcpServers.${name}.args.${found.index - 1}`,
+      `mcpServers.${found.server}.${found.field}`,
       "mcpServers.writable-code",
       `${JSON.stringify(found.word)} names ${found.root}, which the session's commands can ` +
         "write: an MCP server starts outside the sandbox and would run what they wrote there; " +

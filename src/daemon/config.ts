@@ -15,7 +15,7 @@ import { isWithin } from "../paths.ts";
 import { codexHomeRoot } from "../provider/codex/codex-home.ts";
 import { McpServer } from "../provider/spec.ts";
 import { defaultMaxProcesses } from "../provider/codex/process-limit.ts";
-import { writableCodeIn } from "../approval/mcp-server-code.ts";
+import { serversRunningWritableCode } from "../approval/mcp-server-code.ts";
 import { realPathOf } from "../approval/spec-guard.ts";
 import { DEFAULT_LIMITS } from "./http-edge.ts";
 
@@ -371,29 +371,23 @@ function agentCodexHome(
 }
 
 /**
- * With `codex.user` the codex home is handed to that user, so it may neither hold nor sit inside
- * what the user must not read: the state dir and the token file.
- */
-/**
  * The daemon's MCP servers start outside the sandbox for every session: none may run code from a
  * folder under `worktreeRoots`, which sessions' commands write (approval/mcp-server-code.ts).
  */
 function checkMcpServerCode(servers: Record<string, McpServer>, worktreeRoots: string[]): void {
-  const roots = [...new Set([...worktreeRoots, ...worktreeRoots.map(realPathOf)])];
-  for (const [name, server] of Object.entries(servers)) {
-    const found = writableCodeIn([server.command, ...server.args], roots, realPathOf);
-    if (found === undefined) continue;
-    const field = found.index === 0 ? "command" : `args.${found.index - 1}`;
-    throw new ConfigError(
-      `Cannot use mcpServers.${name}.${field}: ${
-        JSON.stringify(found.word)
-      } names ${found.root}, ` +
-        "under worktreeRoots: an MCP server starts outside the sandbox and would run what " +
-        "sessions' commands wrote there; install it outside every worktree",
-    );
-  }
+  const [found] = serversRunningWritableCode(servers, worktreeRoots, realPathOf);
+  if (found === undefined) return;
+  throw new ConfigError(
+    `Cannot use mcpServers.${found.server}.${found.field}: ${JSON.stringify(found.word)} names ` +
+      `${found.root}, under worktreeRoots: an MCP server starts outside the sandbox and would ` +
+      "run what sessions' commands wrote there; install it outside every worktree",
+  );
 }
 
+/**
+ * With `codex.user` the codex home is handed to that user, so it may neither hold nor sit inside
+ * what the user must not read: the state dir and the token file.
+ */
 function checkAgentPaths(stateDir: string, home: string, tokenFile: string | undefined): void {
   if (isWithin(home, stateDir) || isWithin(stateDir, home)) {
     throw new ConfigError(
