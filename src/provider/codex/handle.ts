@@ -377,11 +377,8 @@ export class CodexHandle implements Handle {
   }
 
   #markFinished(turnId: string): void {
-    this.#finishedTurns.add(turnId);
     // Late notifications only concern recent turns: keep the set small on long sessions.
-    if (this.#finishedTurns.size > 64) {
-      this.#finishedTurns.delete(this.#finishedTurns.values().next().value!);
-    }
+    addRecent(this.#finishedTurns, turnId);
   }
 
   /**
@@ -392,10 +389,7 @@ export class CodexHandle implements Handle {
    */
   #refuseTurn(turnId: string): void {
     this.#markFinished(turnId);
-    this.#refusedTurns.add(turnId);
-    if (this.#refusedTurns.size > 64) {
-      this.#refusedTurns.delete(this.#refusedTurns.values().next().value!);
-    }
+    addRecent(this.#refusedTurns, turnId);
     this.emit({
       type: "system",
       subtype: "turn_refused",
@@ -748,6 +742,14 @@ export class CodexHandle implements Handle {
       this.#options.logger?.warn(`${method} failed while stopping`, { error: errorMessage(error) });
     }
   }
+}
+
+/** Turn ids a handle keeps, newest last: late traffic only ever concerns recent turns. */
+const RECENT_TURNS = 64;
+
+function addRecent(turns: Set<string>, turnId: string): void {
+  turns.add(turnId);
+  if (turns.size > RECENT_TURNS) turns.delete(turns.values().next().value!);
 }
 
 function refusedTurnVerdict(

@@ -26,6 +26,7 @@
  * model sends with `sandbox_permissions: "require_escalated"` runs unsandboxed once approved.
  */
 import path from "node:path";
+import { isWithin } from "../../paths.ts";
 
 /** Credential locations below a home folder. */
 export const HOME_CREDENTIALS: readonly string[] = Object.freeze([
@@ -157,7 +158,7 @@ export function readDeniedPaths(input: ReadDeniedInput): string[] {
       const entry = path.join(input.home, name);
       // A codex home codexd was told to use in there (`~/.codex`) is denied entry by entry
       // instead: its `tmp` must stay readable.
-      if (entry === input.codexHome || isInside(input.codexHome, entry)) continue;
+      if (isWithin(input.codexHome, entry)) continue;
       paths.add(entry);
     }
   }
@@ -175,7 +176,7 @@ export function readDeniedPaths(input: ReadDeniedInput): string[] {
   // mount over a denied file inside it ("Can't create file at …"), which fails every command.
   const sorted = [...new Set([...existing, ...journals].map((p) => realLocation(p, input)))]
     .sort();
-  return sorted.filter((p) => !sorted.some((q) => q !== p && isInside(p, q)));
+  return sorted.filter((p) => !sorted.some((q) => q !== p && isWithin(p, q)));
 }
 
 /** What of CODEX_HOME commands may not read: everything listed but codex's `tmp` and HOME. */
@@ -191,11 +192,14 @@ function codexHomeEntries(input: ReadDeniedInput): string[] {
     const entry = path.join(input.codexHome, name);
     if (name === CODEX_HOME_TMP) return false;
     // A HOME inside the codex home (the tests' layout) keeps its own denials instead.
-    return home === undefined || !(home === entry || isInside(home, entry));
+    return home === undefined || !isWithin(home, entry);
   });
 }
 
-/** `p` with its symlinks resolved (of its folder, when it does not exist); as given without `realpath`. */
+/**
+ * `p` with its symlinks resolved (its folder's, when it does not exist); as given without
+ * `realpath`.
+ */
 function realLocation(p: string, input: ReadDeniedInput): string {
   const realpath = input.realpath;
   if (!realpath) return p;
@@ -221,8 +225,3 @@ const JOURNAL_SUFFIXES = ["-wal", "-shm", "-journal"];
 
 /** codex's own temp folder in its home: the helper links (`apply_patch`) commands run from. */
 const CODEX_HOME_TMP = "tmp";
-
-function isInside(child: string, parent: string): boolean {
-  const relative = path.relative(parent, child);
-  return relative !== "" && !relative.startsWith("..") && !path.isAbsolute(relative);
-}
