@@ -1,8 +1,8 @@
 /**
  * Turns codex runs on a thread no session follows. codexd starts every turn it wants on a
  * session's own thread, so such a turn is codex's own idea: above all a sub-agent the model
- * spawned (`spawn_agent`, which codex 0.169 offers the models it runs in code mode, gpt-5.6 and gpt-6 among them, whatever the `multi_agent`
- * features say), whose approvals name no session (the router refuses them), whose tokens reach
+ * spawned (`spawn_agent`, which codex 0.169 offers the models it runs in code mode, gpt-5.6 and
+ * gpt-6 among them, whatever the `multi_agent` features say), whose approvals name no session (the router refuses them), whose tokens reach
  * no budget and whose work goes on after the session's turn ended. The provider interrupts every
  * such turn as it starts (test/provider/codex/sub-agents.test.ts); `rootTurnId`, which codex
  * gives a sub-agent's turns, names the session turn that spawned it, so that session is told.

@@ -32,11 +32,6 @@ import { StderrLog } from "./stderr-log.ts";
 import { StderrRing } from "./stderr-ring.ts";
 
 /**
- * What codexd declares at `initialize`. experimentalApi: thread/start's experimentalRawEvents, the
- * only way codex shows whether a tool call asks to leave the sandbox (escalation.ts). The summary
- * notification per response carries nothing codexd reads.
- */
-/**
  * Overrides every codex child gets, after the configured arguments so that none of them undoes
  * them. `features.plugins=false`: at each start codex 0.169 otherwise syncs OpenAI's curated
  * plugin marketplace on its own (`git ls-remote` of github.com/openai/plugins, then the GitHub
@@ -45,6 +40,11 @@ import { StderrRing } from "./stderr-ring.ts";
  */
 export const CHILD_OVERRIDES: readonly string[] = Object.freeze(["-c", "features.plugins=false"]);
 
+/**
+ * What codexd declares at `initialize`. experimentalApi: thread/start's experimentalRawEvents, the
+ * only way codex shows whether a tool call asks to leave the sandbox (escalation.ts). The summary
+ * notification per response carries nothing codexd reads.
+ */
 export const CODEXD_CAPABILITIES = Object.freeze({
   experimentalApi: true,
   optOutNotificationMethods: ["rawResponse/completed"],
