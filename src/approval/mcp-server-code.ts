@@ -73,15 +73,23 @@ export function serversRunningWritableCode(
   return found;
 }
 
-/** The absolute paths a word may stand for. */
+/**
+ * The absolute paths a word may stand for: itself, after an `=`, a `-C<dir>` cluster, a file URL,
+ * and every absolute path inside it (a `-c` script's `python3 /w//wt/s.py`, `/w/x/../wt`), each
+ * then resolved, so other spellings of a root (`//`, `.`, `..`, a link) are caught too.
+ */
 function pathCandidates(word: string): string[] {
   const out = [word];
   const eq = word.indexOf("=");
   if (eq !== -1) out.push(word.slice(eq + 1));
   if (/^-[A-Za-z]\//.test(word)) out.push(word.slice(2));
   if (word.startsWith("file://")) out.push(word.slice("file://".length));
+  out.push(...word.match(EMBEDDED_PATH) ?? []);
   return out.filter((p) => path.isAbsolute(p));
 }
+
+/** An absolute path inside a longer word, up to the shell's separators and quotes. */
+const EMBEDDED_PATH = /\/[^\s'"`;&|<>(){}$]+/g;
 
 /** `root` appears in `word` as a whole path (not as the start of a longer folder name). */
 function mentions(word: string, root: string): boolean {

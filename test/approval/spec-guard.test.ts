@@ -343,6 +343,20 @@ describe("mcpServers", () => {
         )).toContainEqual([`mcpServers.s.${field}`, "mcpServers.writable-code"]);
       });
     }
+    // Other spellings of the worktree inside a script (only the worktree is a root here, so
+    // nothing else can be what the word names): doubled slashes, `.`, `..`, a link.
+    const spelled: [string, string[]][] = [
+      ["a doubled slash", ["-c", `python3 ${tmp.dir}//wt/s.py`]],
+      ["a dot segment", ["-c", `python3 ${tmp.dir}/./wt/s.py`]],
+      ["a dot-dot segment", ["-c", `node ${tmp.dir}/roots/../wt/s.js`]],
+      ["a link", ["-c", `exec node ${LINK}/srv.js`]],
+    ];
+    for (const [name, args] of spelled) {
+      test(`refused: the worktree in a script, through ${name}`, () => {
+        expect(refusals({ policy: "open", mcpServers: { s: { command: "sh", args } } }))
+          .toContainEqual(["mcpServers.s.args.1", "mcpServers.writable-code"]);
+      });
+    }
     test("allowed: a server installed elsewhere, and a folder whose name only starts alike", () => {
       expect(refusals({
         policy: "open",
